@@ -1,0 +1,131 @@
+# sms: self-modifying software as a Kubernetes operator.
+# `make help` lists the targets.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+# Tools are pinned and installed into ./bin with `go install`.
+LOCALBIN ?= $(shell pwd)/bin
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
+BENCHSTAT_VERSION ?= v0.0.0-20260908200009-22c9c6c9d4da
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+BENCHSTAT ?= $(LOCALBIN)/benchstat
+
+# Test settings.
+TEST_PKGS ?= ./...
+TEST_FLAGS ?= -race
+COVER_PROFILE ?= cover.out
+BENCH ?= .
+BENCH_COUNT ?= 6
+BENCH_PKGS ?= ./...
+FUZZTIME ?= 10s
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-15s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs, RBAC and webhook manifests from the API types.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: controller-gen ## Generate DeepCopy methods for the API types.
+	$(CONTROLLER_GEN) object paths="./..."
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: test
+test: vet ## Run go vet, the architecture test, then every test with -race against a throwaway Postgres; print total coverage.
+	go test -count=1 ./internal/architecture/
+	pg_env="$$(hack/postgres.sh start)"; eval "$$pg_env"; \
+	trap 'hack/postgres.sh stop "$$SMS_POSTGRES_DIR"' EXIT; \
+	SMS_REQUIRE_POSTGRES=1 go test $(TEST_FLAGS) -count=1 -coverpkg=./... -coverprofile=$(COVER_PROFILE) $(TEST_PKGS); \
+	go tool cover -func=$(COVER_PROFILE) | tail -n 1
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-fix
+lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
+	$(GOLANGCI_LINT) run --fix ./...
+
+.PHONY: bench
+bench: benchstat ## Run the benchmarks BENCH_COUNT times and summarize them with benchstat.
+	pg_env="$$(hack/postgres.sh start)"; eval "$$pg_env"; \
+	trap 'hack/postgres.sh stop "$$SMS_POSTGRES_DIR"' EXIT; \
+	go test -run '^$$' -bench '$(BENCH)' -count $(BENCH_COUNT) $(BENCH_PKGS) | tee bench.out
+	$(BENCHSTAT) bench.out
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each.
+	@for pkg in $$(go list ./...); do \
+	  for fn in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$fn"; go test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+.PHONY: verify
+verify: generate manifests ## Regenerate code and manifests and fail if the tree changed.
+	@git diff --exit-code || { echo "generated files are out of date: run 'make generate manifests' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all config api 2>/dev/null)" || { echo "untracked generated files"; git status --porcelain config api; exit 1; }
+
+##@ Build
+
+.PHONY: build
+build: vet ## Build every package, and the binaries under cmd/ into ./bin.
+	go build ./...
+	@for d in cmd/*/; do [ -d "$$d" ] || continue; go build -o $(LOCALBIN)/$$(basename $$d) ./$$d; done
+
+.PHONY: run
+run: ## Run the manager from your host (ARGS are passed through).
+	@[ -d cmd/manager ] || { echo "cmd/manager does not exist yet"; exit 1; }
+	go run ./cmd/manager $(ARGS)
+
+##@ Tools
+
+$(LOCALBIN):
+	mkdir -p $(LOCALBIN)
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into ./bin.
+$(CONTROLLER_GEN): | $(LOCALBIN)
+	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into ./bin.
+$(GOLANGCI_LINT): | $(LOCALBIN)
+	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+.PHONY: benchstat
+benchstat: $(BENCHSTAT) ## Install benchstat into ./bin.
+$(BENCHSTAT): | $(LOCALBIN)
+	$(call go-install-tool,$(BENCHSTAT),golang.org/x/perf/cmd/benchstat,$(BENCHSTAT_VERSION))
+
+# go-install-tool installs $(2)@$(3) as $(1)-$(3) and links $(1) to it, so a
+# version bump installs the new version instead of reusing the old binary.
+define go-install-tool
+@[ -f "$(1)-$(3)" ] || { \
+set -e; \
+echo "Installing $(2)@$(3)"; \
+rm -f "$(1)"; \
+GOBIN="$(LOCALBIN)" go install "$(2)@$(3)"; \
+mv "$(LOCALBIN)/$$(basename "$(1)")" "$(1)-$(3)"; \
+}; \
+ln -sf "$$(realpath "$(1)-$(3)")" "$(1)"
+endef

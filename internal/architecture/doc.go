@@ -1,0 +1,15 @@
+// Package architecture keeps the rings honest. It assigns every package of
+// the module a ring from its import path (see Rules) and reports each import
+// that points upward or sideways against the table in ARCHITECTURE.md:
+//
+//	ring 0  kernel                 the standard library only
+//	ring 1  contracts              kernel
+//	ring 2  plugins/*, judge       kernel, contracts, other plugins' contract.go identifiers
+//	ring 2  drivers/*              kernel, contracts, their own third-party library
+//	ring 3  baseline               everything above
+//	ring 4  cmd/*, controllers, …  anything
+//
+// The run ledger is an island: its core imports the standard library only.
+// A package the table does not know is itself a violation, so the table
+// grows with the tree. TestArchitecture runs the check on the real module.
+package architecture

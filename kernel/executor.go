@@ -1,0 +1,68 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Bundle is the agent code an Executor loads.
+type Bundle struct {
+	Manifest Manifest
+	Code     []byte
+	CodeHash string
+}
+
+// Executor runs agent plugins' code outside the kernel's trust. Load
+// compiles a bundle into a Unit; it must not run the plugin's activation.
+// Implementations must be safe for concurrent use.
+type Executor interface {
+	Load(ctx context.Context, b Bundle) (Unit, error)
+}
+
+// Unit is one loaded agent plugin. The kernel calls Activate once, Call any
+// number of times (possibly concurrently, so a Unit serializes what must be
+// serialized), and Close once, after which Call must fail.
+type Unit interface {
+	// Activate runs the plugin's activate function against the host bridge
+	// and returns when it has settled.
+	Activate(ctx context.Context, host HostBridge) error
+	// Call invokes a function the plugin handed over as {"$fn": id}. Args is
+	// a JSON array; the result is a JSON value.
+	Call(ctx context.Context, fn string, args json.RawMessage) (json.RawMessage, error)
+	// Close disposes the unit and everything it holds.
+	Close() error
+}
+
+// HostBridge is the kernel side of an agent plugin's cap object. Every call
+// re-checks the fiber's lifecycle, its manifest declarations and trust, and
+// every value crosses as a size- and depth-limited JSON snapshot. Inside
+// provided values and contributed items, {"$fn": id} objects become Func
+// proxies that call back into the unit until the fiber is disposed.
+type HostBridge interface {
+	// Get returns a snapshot of a key declared in inject or optional.
+	Get(ctx context.Context, key string) (json.RawMessage, error)
+	// Invoke calls a method on a declared key's value: an Invoker service,
+	// or a Func field of a value another agent plugin provided.
+	Invoke(ctx context.Context, key, method string, args json.RawMessage) (json.RawMessage, error)
+	// Provide provides a key declared in provide (activation only).
+	Provide(ctx context.Context, key string, value json.RawMessage) error
+	// Contribute contributes an item to a point (activation only).
+	Contribute(ctx context.Context, point string, item json.RawMessage) (string, error)
+	// Log writes a line to the kernel's log, attributed to the fiber.
+	Log(ctx context.Context, level, msg string)
+}
+
+// Invoker is implemented by service values that agent code may call through
+// HostBridge.Invoke. Args are decoded JSON values; the result is encoded as a
+// JSON snapshot.
+type Invoker interface {
+	Invoke(ctx context.Context, method string, args []any) (any, error)
+}
+
+// Func is a host-callable function. Functions an agent plugin hands over
+// arrive as Func values inside items and provided values; they fail with
+// CodeLifecycle once the fiber is disposed.
+type Func func(ctx context.Context, args ...any) (any, error)
+
+// MarshalJSON encodes a Func as null: functions never cross as data.
+func (Func) MarshalJSON() ([]byte, error) { return []byte("null"), nil }

@@ -1,0 +1,91 @@
+package kernel
+
+// State is a fiber's lifecycle state.
+type State string
+
+// Fiber states. A fiber moves inactive -> loading -> active -> unloading ->
+// inactive, or loading -> failed when activation fails.
+const (
+	StateInactive  State = "inactive"
+	StateLoading   State = "loading"
+	StateActive    State = "active"
+	StateUnloading State = "unloading"
+	StateFailed    State = "failed"
+)
+
+// fiber is one installed plugin. Its fields are guarded by Kernel.reg; they
+// change only inside operations that hold Kernel.mu.
+type fiber struct {
+	id       string
+	manifest Manifest
+	trust    Trust
+	enabled  bool
+	state    State
+	err      error
+
+	activate ActivateFunc // system plugins
+	code     []byte       // agent plugins
+	codeHash string
+
+	effects  []effect
+	provides []string // keys currently provided, in order
+	gen      uint64   // activation generation; bumped when loading and when disposed
+	unit     Unit     // the executor unit of an agent fiber's current activation
+}
+
+// Dependency is one declared key and whether it is provided right now.
+type Dependency struct {
+	Key     string `json:"key"`
+	Present bool   `json:"present"`
+}
+
+// FiberView is a read-only snapshot of a fiber, for state views and APIs.
+type FiberView struct {
+	ID          string       `json:"id"`
+	Version     string       `json:"version"`
+	Description string       `json:"description,omitempty"`
+	Trust       Trust        `json:"trust"`
+	Enabled     bool         `json:"enabled"`
+	State       State        `json:"state"`
+	Error       string       `json:"error,omitempty"`
+	CodeHash    string       `json:"codeHash,omitempty"`
+	Inject      []Dependency `json:"inject"`
+	Optional    []Dependency `json:"optional"`
+	Provides    []string     `json:"provides"`
+	Scopes      []string     `json:"scopes,omitempty"`
+	Effects     int          `json:"effects"`
+}
+
+// view builds the fiber's view; the caller holds k.reg for reading.
+func (k *Kernel) view(f *fiber) FiberView {
+	v := FiberView{
+		ID: f.id, Version: f.manifest.Version, Description: f.manifest.Description,
+		Trust: f.trust, Enabled: f.enabled, State: f.state, CodeHash: f.codeHash,
+		Inject: k.deps(f.manifest.Inject), Optional: k.deps(f.manifest.Optional),
+		Provides: append([]string{}, f.provides...), Scopes: append([]string(nil), f.manifest.Scopes...),
+		Effects: len(f.effects),
+	}
+	if f.err != nil {
+		v.Error = f.err.Error()
+	}
+	return v
+}
+
+func (k *Kernel) deps(keys []string) []Dependency {
+	out := make([]Dependency, 0, len(keys))
+	for _, key := range keys {
+		e := k.keys[key]
+		out = append(out, Dependency{Key: key, Present: e != nil && e.present})
+	}
+	return out
+}
+
+// satisfied reports whether every injected key is provided; the caller holds k.reg.
+func (k *Kernel) satisfied(f *fiber) bool {
+	for _, key := range f.manifest.Inject {
+		if e := k.keys[key]; e == nil || !e.present {
+			return false
+		}
+	}
+	return true
+}

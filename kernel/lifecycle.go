@@ -1,0 +1,200 @@
+package kernel
+
+import (
+	"context"
+	"slices"
+)
+
+// Install adds a system plugin, enabled. It does not activate it: the
+// composition root installs every system plugin, then calls Restore (or
+// Settle). Installing an id twice is a conflict.
+func (k *Kernel) Install(p Plugin) error {
+	if err := p.Manifest.Validate(); err != nil {
+		return k.tag(err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.reg.Lock()
+	defer k.reg.Unlock()
+	if _, dup := k.fibers[p.Manifest.ID]; dup {
+		return k.errfLocked(CodeConflict, "install", p.Manifest.ID, "a plugin with this id is already installed")
+	}
+	f := &fiber{id: p.Manifest.ID, manifest: p.Manifest.clone(), trust: TrustSystem, enabled: true,
+		state: StateInactive, activate: p.Activate}
+	k.addLocked(f)
+	k.systemIDs[f.id] = true
+	return nil
+}
+
+// addLocked registers f and indexes its injected keys; the caller holds k.reg.
+func (k *Kernel) addLocked(f *fiber) {
+	k.fibers[f.id] = f
+	k.order = append(k.order, f)
+	for _, key := range f.manifest.Inject {
+		k.consumers[key] = append(k.consumers[key], f)
+	}
+}
+
+// removeLocked unregisters f; the caller holds k.reg.
+func (k *Kernel) removeLocked(f *fiber) {
+	delete(k.fibers, f.id)
+	k.order = slices.DeleteFunc(k.order, func(x *fiber) bool { return x == f })
+	for _, key := range f.manifest.Inject {
+		k.consumers[key] = slices.DeleteFunc(k.consumers[key], func(x *fiber) bool { return x == f })
+	}
+}
+
+// Enable marks a fiber enabled, records plugin/enabled and settles. Enabling
+// a failed fiber gives it another try.
+func (k *Kernel) Enable(ctx context.Context, id string) error {
+	return k.setEnabled(ctx, id, true)
+}
+
+// Disable marks a fiber disabled, records plugin/disabled and settles, which
+// undoes the fiber and, first, every fiber that depends on it.
+func (k *Kernel) Disable(ctx context.Context, id string) error {
+	return k.setEnabled(ctx, id, false)
+}
+
+func (k *Kernel) setEnabled(ctx context.Context, id string, enabled bool) error {
+	op := map[bool]string{true: "enable", false: "disable"}[enabled]
+	ctx, err := k.lock(ctx, op)
+	if err != nil {
+		return err
+	}
+	defer k.mu.Unlock()
+	k.reg.RLock()
+	f := k.fibers[id]
+	k.reg.RUnlock()
+	if f == nil {
+		return k.errf(CodeNotFound, op, id, "no such plugin")
+	}
+	event := map[bool]string{true: EventPluginEnabled, false: EventPluginDisabled}[enabled]
+	if err := k.appendEvent(ctx, event, id, nil); err != nil {
+		return err
+	}
+	k.reg.Lock()
+	f.enabled = enabled
+	if enabled && f.state == StateFailed {
+		f.state, f.err = StateInactive, nil
+	}
+	k.reg.Unlock()
+	return k.fiberResult(f, k.settle(ctx))
+}
+
+// Uninstall removes a fiber after deactivating it and its dependents, and
+// records plugin/uninstalled. System fibers need force, which taints the kernel.
+func (k *Kernel) Uninstall(ctx context.Context, id string, force bool) error {
+	ctx, err := k.lock(ctx, "uninstall")
+	if err != nil {
+		return err
+	}
+	defer k.mu.Unlock()
+	k.reg.RLock()
+	f := k.fibers[id]
+	k.reg.RUnlock()
+	if f == nil {
+		return k.errf(CodeNotFound, "uninstall", id, "no such plugin")
+	}
+	if f.trust == TrustSystem && !force {
+		return k.errf(CodeForbidden, "uninstall", id, "system plugins can only be uninstalled with force")
+	}
+	if err := k.appendEvent(ctx, EventPluginUninstalled, id, nil); err != nil {
+		return err
+	}
+	if f.trust == TrustSystem {
+		k.Taint(TaintForcedUninstall)
+	}
+	k.deactivateTree(ctx, f)
+	k.reg.Lock()
+	k.removeLocked(f)
+	k.reg.Unlock()
+	return k.settle(ctx)
+}
+
+// fiberResult narrows a settle error to the fiber f: if f failed, its error.
+func (k *Kernel) fiberResult(f *fiber, settleErr error) error {
+	k.reg.RLock()
+	defer k.reg.RUnlock()
+	if f.state == StateFailed && f.err != nil {
+		return f.err
+	}
+	_ = settleErr // other fibers' failures are visible in their views
+	return nil
+}
+
+// Proposal is an agent plugin submitted for mounting.
+type Proposal struct {
+	Manifest Manifest
+	Code     []byte
+	Auth     MountAuthorization
+}
+
+// Propose mounts an agent plugin: it checks the authorization (single use,
+// bound to the id, version and code hash), refuses ids that belong to system
+// fibers, stores the code by hash, records plugin/installed and settles. An
+// existing agent fiber with the same id is replaced (its old activation is
+// undone first). It returns the fiber's activation error, if any.
+func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
+	if err := p.Manifest.Validate(); err != nil {
+		return k.tag(err)
+	}
+	ctx, err := k.lock(ctx, "propose")
+	if err != nil {
+		return err
+	}
+	defer k.mu.Unlock()
+	id := p.Manifest.ID
+	if k.isSystemID(id) {
+		k.Taint(TaintTrustEscalation)
+		return k.errf(CodeReservedID, "propose", id, "the id belongs to a system plugin")
+	}
+	hash := HashCode(p.Code)
+	if err := k.redeem(p.Auth, p.Manifest, hash); err != nil {
+		return err
+	}
+	if _, err := k.blobs.Put(ctx, p.Code); err != nil {
+		return k.wrapErr("propose", id, "store code", err)
+	}
+	data := installedData{Manifest: p.Manifest, CodeHash: hash, Trust: TrustAgent}
+	if err := k.appendEvent(ctx, EventPluginInstalled, id, data); err != nil {
+		return err
+	}
+	f := k.mount(ctx, p.Manifest, p.Code, true)
+	return k.fiberResult(f, k.settle(ctx))
+}
+
+func (k *Kernel) isSystemID(id string) bool {
+	k.reg.RLock()
+	defer k.reg.RUnlock()
+	return k.systemIDs[id]
+}
+
+// mount installs or replaces an agent fiber; the caller holds k.mu.
+func (k *Kernel) mount(ctx context.Context, m Manifest, code []byte, enabled bool) *fiber {
+	k.reg.RLock()
+	old := k.fibers[m.ID]
+	k.reg.RUnlock()
+	if old != nil {
+		k.deactivateTree(ctx, old)
+	}
+	f := &fiber{id: m.ID, manifest: m.clone(), trust: TrustAgent, enabled: enabled, state: StateInactive,
+		code: code, codeHash: HashCode(code)}
+	k.reg.Lock()
+	if old != nil {
+		k.removeLocked(old)
+	}
+	k.addLocked(f)
+	k.reg.Unlock()
+	return f
+}
+
+func (k *Kernel) wrapErr(op, id, what string, err error) error {
+	code := CodeOf(err)
+	if code == "" {
+		code = CodeInternal
+	}
+	e := k.errf(code, op, id, what)
+	e.Err = err
+	return e
+}

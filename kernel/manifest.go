@@ -1,0 +1,123 @@
+package kernel
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"slices"
+)
+
+// Manifest declares what a plugin is and what it touches. The kernel
+// reconciles on it: a fiber activates only when every key in Inject is
+// provided, may read only keys in Inject or Optional, and may provide only
+// keys in Provide.
+type Manifest struct {
+	ID          string   `json:"id"`
+	Version     string   `json:"version"`
+	Description string   `json:"description,omitempty"`
+	Inject      []string `json:"inject,omitempty"`   // hard dependencies
+	Optional    []string `json:"optional,omitempty"` // soft dependencies, visible in the fiber view
+	Provide     []string `json:"provide,omitempty"`  // keys this plugin may provide
+	Scopes      []string `json:"scopes,omitempty"`   // capabilities the judge's policy weighs, e.g. "net"
+	// Contributes holds declarative items per point, applied before activate.
+	Contributes map[string][]any `json:"contributes,omitempty"`
+}
+
+var (
+	idPattern   = regexp.MustCompile(`^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$`)
+	namePattern = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
+)
+
+const maxNameLen = 100
+
+// Validate reports the first thing wrong with the manifest, naming the field.
+func (m *Manifest) Validate() error {
+	if m.ID == "" {
+		return kerr(CodeValidation, "manifest", "", "id is required")
+	}
+	if len(m.ID) > maxNameLen || !idPattern.MatchString(m.ID) {
+		return kerr(CodeValidation, "manifest", m.ID,
+			fmt.Sprintf("id %q must be lowercase dot-separated words (a-z, 0-9, _ and -), at most %d characters", m.ID, maxNameLen))
+	}
+	if m.Version == "" {
+		return kerr(CodeValidation, "manifest", m.ID, "version is required")
+	}
+	lists := []struct {
+		field string
+		names []string
+	}{{"inject", m.Inject}, {"optional", m.Optional}, {"provide", m.Provide}, {"scopes", m.Scopes}}
+	for _, l := range lists {
+		if err := validateNames(m.ID, l.field, l.names); err != nil {
+			return err
+		}
+	}
+	for _, k := range m.Optional {
+		if slices.Contains(m.Inject, k) {
+			return kerr(CodeValidation, "manifest", m.ID, fmt.Sprintf("key %q is in both inject and optional", k))
+		}
+	}
+	for point := range m.Contributes {
+		if !validName(point) {
+			return kerr(CodeValidation, "manifest", m.ID, fmt.Sprintf("contributes: invalid point name %q", point))
+		}
+	}
+	return nil
+}
+
+func validateNames(id, field string, names []string) error {
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if !validName(n) {
+			return kerr(CodeValidation, "manifest", id, fmt.Sprintf("%s: invalid name %q", field, n))
+		}
+		if seen[n] {
+			return kerr(CodeValidation, "manifest", id, fmt.Sprintf("%s: %q listed twice", field, n))
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+func validName(n string) bool { return len(n) <= maxNameLen && namePattern.MatchString(n) }
+
+// declaresRead reports whether the manifest lets the plugin read key.
+func (m *Manifest) declaresRead(key string) bool {
+	return slices.Contains(m.Inject, key) || slices.Contains(m.Optional, key)
+}
+
+// clone returns a deep enough copy that later changes by the caller cannot
+// reach the kernel's copy (slices are copied; contributed items are not).
+func (m Manifest) clone() Manifest {
+	m.Inject = slices.Clone(m.Inject)
+	m.Optional = slices.Clone(m.Optional)
+	m.Provide = slices.Clone(m.Provide)
+	m.Scopes = slices.Clone(m.Scopes)
+	if m.Contributes != nil {
+		c := make(map[string][]any, len(m.Contributes))
+		for k, v := range m.Contributes {
+			c[k] = slices.Clone(v)
+		}
+		m.Contributes = c
+	}
+	return m
+}
+
+// ActivateFunc is a system plugin's activation. It runs once per activation
+// with a Context bound to the fiber; everything it provides or contributes is
+// undone by the kernel when the fiber deactivates.
+type ActivateFunc func(ctx context.Context, c *Context) error
+
+// Plugin is a system plugin: a manifest plus in-process activation code.
+type Plugin struct {
+	Manifest Manifest
+	// Activate may be nil for a purely declarative plugin.
+	Activate ActivateFunc
+}
+
+// HashCode returns the content address of agent code: "sha256:" + hex digest.
+func HashCode(code []byte) string {
+	sum := sha256.Sum256(code)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
