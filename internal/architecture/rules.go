@@ -100,7 +100,10 @@ var thirdParty = map[Kind][]string{
 }
 
 // allowedDriverImports lists the driver-to-driver imports the table allows.
-var allowedDriverImports = []string{"drivers/store/sqlstore"}
+var allowedDriverImports = []string{
+	"drivers/store/sqlstore", // shared SQL helpers for every store driver
+	"drivers/executor/goja",  // the isolated executor runs the same runtime in a child
+}
 
 // family returns the plugin or driver a package belongs to: its first two
 // path elements below plugins/ or drivers/ (drivers/store/sqlite), so a

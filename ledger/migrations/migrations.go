@@ -1,0 +1,8 @@
+package migrations
+
+import "embed"
+
+// FS holds the migration files, named NNNN_description.sql.
+//
+//go:embed *.sql
+var FS embed.FS
