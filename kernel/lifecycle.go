@@ -79,7 +79,7 @@ func (k *Kernel) setEnabled(ctx context.Context, id string, enabled bool) error 
 		f.state, f.err = StateInactive, nil
 	}
 	k.reg.Unlock()
-	return k.fiberResult(f, k.settle(ctx))
+	return k.settleFor(ctx, f)
 }
 
 // Uninstall removes a fiber after deactivating it and its dependents, and
@@ -109,17 +109,22 @@ func (k *Kernel) Uninstall(ctx context.Context, id string, force bool) error {
 	k.reg.Lock()
 	k.removeLocked(f)
 	k.reg.Unlock()
-	return k.settle(ctx)
+	_, err = k.settle(ctx) // other fibers' failures show in their views
+	return err
 }
 
-// fiberResult narrows a settle error to the fiber f: if f failed, its error.
-func (k *Kernel) fiberResult(f *fiber, settleErr error) error {
+// settleFor settles and reports what matters to the caller of an operation
+// on f: a cancelled settle, or f's own activation failure. Other fibers'
+// failures show in their views.
+func (k *Kernel) settleFor(ctx context.Context, f *fiber) error {
+	if _, err := k.settle(ctx); err != nil {
+		return err
+	}
 	k.reg.RLock()
 	defer k.reg.RUnlock()
 	if f.state == StateFailed && f.err != nil {
 		return f.err
 	}
-	_ = settleErr // other fibers' failures are visible in their views
 	return nil
 }
 
@@ -161,7 +166,7 @@ func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
 		return err
 	}
 	f := k.mount(ctx, p.Manifest, p.Code, true)
-	return k.fiberResult(f, k.settle(ctx))
+	return k.settleFor(ctx, f)
 }
 
 func (k *Kernel) isSystemID(id string) bool {

@@ -3,6 +3,7 @@ package kernel
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -15,6 +16,8 @@ const restorePage = 1000
 // the blob store by hash; system plugins, which the composition root installs
 // before calling Restore, take their enabled flag from the log, and are
 // recorded as installed the first time the log sees them (or a new version).
+// Fibers that fail to activate stay failed and their errors are returned
+// joined; the rest of the kernel is restored regardless.
 func (k *Kernel) Restore(ctx context.Context) error {
 	ctx, err := k.lock(ctx, "restore")
 	if err != nil {
@@ -38,7 +41,11 @@ func (k *Kernel) Restore(ctx context.Context) error {
 	if err := k.recordSystemInstalls(ctx, target); err != nil {
 		return err
 	}
-	return k.settle(ctx)
+	failed, err := k.settle(ctx)
+	if err != nil {
+		return err
+	}
+	return errors.Join(failed...)
 }
 
 func (k *Kernel) readTarget(ctx context.Context) (map[string]Target, error) {

@@ -19,12 +19,18 @@ func (k *Kernel) Settle(ctx context.Context) error {
 		return err
 	}
 	defer k.mu.Unlock()
-	return k.settle(ctx)
+	failed, err := k.settle(ctx)
+	if err != nil {
+		return err
+	}
+	return errors.Join(failed...)
 }
 
-// settle runs under k.mu. Its cost is linear in fibers plus the dependency
-// edges of the fibers whose state changes.
-func (k *Kernel) settle(ctx context.Context) error {
+// settle runs under k.mu. It returns the activation failures of this pass
+// and, separately, an error that stopped the pass (a cancelled context). Its
+// cost is linear in fibers plus the dependency edges of the fibers whose
+// state changes.
+func (k *Kernel) settle(ctx context.Context) (failed []error, err error) {
 	k.reg.RLock()
 	var stale []*fiber
 	for _, f := range k.order {
@@ -42,22 +48,21 @@ func (k *Kernel) settle(ctx context.Context) error {
 	for _, f := range stale {
 		k.deactivateTree(ctx, f)
 	}
-	var errs []error
 	for i := 0; i < len(queue); i++ {
 		f := queue[i]
 		if !k.ready(f) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return failed, err
 		}
 		if err := k.activate(ctx, f); err != nil {
-			errs = append(errs, err)
+			failed = append(failed, err)
 			continue
 		}
 		queue = append(queue, k.waiting(f)...)
 	}
-	return errors.Join(errs...)
+	return failed, nil
 }
 
 // ready reports whether f should be activated now.
