@@ -1,0 +1,203 @@
+package http
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// route is one entry of the routing table.
+type route struct {
+	id      string // the contribution's id
+	plugin  string
+	method  string
+	path    string
+	parts   []string // pattern segments; ":name" is a parameter
+	handler Handler
+}
+
+// table is the routing table. Reads (requests) and writes (contributions)
+// may run concurrently.
+type table struct {
+	mu     sync.RWMutex
+	routes []*route
+}
+
+// parseItem turns a contributed item into a route: a Route or *Route from a
+// system plugin, or the JSON shape {method, path, handler} from an agent
+// plugin, whose handler arrived as a kernel.Func.
+func parseItem(item any) (*route, error) {
+	var method, path string
+	var h Handler
+	switch it := item.(type) {
+	case Route:
+		method, path, h = it.Method, it.Path, it.Handler
+	case *Route:
+		method, path, h = it.Method, it.Path, it.Handler
+	case map[string]any:
+		method, _ = it["method"].(string)
+		path, _ = it["path"].(string)
+		fn, ok := it["handler"].(kernel.Func)
+		if !ok {
+			return nil, fmt.Errorf("route handler must be a function")
+		}
+		h = agentHandler(fn)
+	default:
+		return nil, fmt.Errorf("a route is {method, path, handler}, got %T", item)
+	}
+	if h == nil {
+		return nil, fmt.Errorf("route %s %s has no handler", method, path)
+	}
+	method = strings.ToUpper(method)
+	if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, method) {
+		return nil, fmt.Errorf("route method %q must be one of GET, POST, PUT, PATCH, DELETE", method)
+	}
+	parts, err := parsePattern(path)
+	if err != nil {
+		return nil, err
+	}
+	return &route{method: method, path: path, parts: parts, handler: h}, nil
+}
+
+func parsePattern(path string) ([]string, error) {
+	if !strings.HasPrefix(path, "/") || len(path) > 512 {
+		return nil, fmt.Errorf("route path %q must start with / and be at most 512 characters", path)
+	}
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	seen := map[string]bool{}
+	for _, p := range parts {
+		if p == "" && path != "/" {
+			return nil, fmt.Errorf("route path %q has an empty segment", path)
+		}
+		if name, ok := strings.CutPrefix(p, ":"); ok {
+			if name == "" || seen[name] {
+				return nil, fmt.Errorf("route path %q has an empty or repeated parameter", path)
+			}
+			seen[name] = true
+		}
+	}
+	return parts, nil
+}
+
+// shape is the pattern with parameter names erased: two routes with the
+// same method and shape would serve the same requests.
+func (r *route) shape() string {
+	parts := slices.Clone(r.parts)
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") {
+			parts[i] = ":"
+		}
+	}
+	return r.method + " /" + strings.Join(parts, "/")
+}
+
+// conflict returns the route already serving r's method and shape.
+func (t *table) conflict(r *route) *route {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, x := range t.routes {
+		if x.shape() == r.shape() {
+			return x
+		}
+	}
+	return nil
+}
+
+func (t *table) add(r *route) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.routes = append(t.routes, r)
+}
+
+func (t *table) remove(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.routes = slices.DeleteFunc(t.routes, func(r *route) bool { return r.id == id })
+}
+
+// match finds the most specific route for method and path: at the first
+// segment where two candidates differ, a literal beats a parameter.
+func (t *table) match(method, path string) (*route, map[string]string) {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var best *route
+	for _, r := range t.routes {
+		if r.method == method && r.matches(segs) && (best == nil || r.moreSpecific(best)) {
+			best = r
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	params := map[string]string{}
+	for i, p := range best.parts {
+		if name, ok := strings.CutPrefix(p, ":"); ok {
+			params[name] = segs[i]
+		}
+	}
+	return best, params
+}
+
+func (r *route) matches(segs []string) bool {
+	if len(segs) != len(r.parts) {
+		return false
+	}
+	for i, p := range r.parts {
+		if !strings.HasPrefix(p, ":") && p != segs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *route) moreSpecific(o *route) bool {
+	for i := range r.parts {
+		rl, ol := !strings.HasPrefix(r.parts[i], ":"), !strings.HasPrefix(o.parts[i], ":")
+		if rl != ol {
+			return rl
+		}
+	}
+	return false
+}
+
+func (t *table) infos() []RouteInfo {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make([]RouteInfo, 0, len(t.routes))
+	for _, r := range t.routes {
+		out = append(out, RouteInfo{Method: r.method, Path: r.path, Plugin: r.plugin})
+	}
+	return out
+}
+
+// agentHandler adapts an agent plugin's function to a Handler: the request
+// crosses as a JSON snapshot and the result is read as {status, headers, body}.
+func agentHandler(fn kernel.Func) Handler {
+	return func(ctx context.Context, r *Request) (*Response, error) {
+		out, err := fn(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		m, ok := out.(map[string]any)
+		if !ok {
+			return &Response{Status: http.StatusOK, Body: out}, nil
+		}
+		resp := &Response{Body: m["body"]}
+		if s, ok := m["status"].(float64); ok {
+			resp.Status = int(s)
+		}
+		if h, ok := m["headers"].(map[string]any); ok {
+			resp.Headers = map[string]string{}
+			for k, v := range h {
+				resp.Headers[k] = fmt.Sprint(v)
+			}
+		}
+		return resp, nil
+	}
+}

@@ -1,0 +1,157 @@
+package http
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+)
+
+// server is the Service: it serves the routing table.
+type server struct {
+	routes *table
+	logger *slog.Logger
+}
+
+func (s *server) Routes() []RouteInfo { return s.routes.infos() }
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt, params := s.routes.match(r.Method, r.URL.Path)
+	if rt == nil {
+		WriteError(w, Errorf(KindNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)))
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	req := &Request{Method: r.Method, Path: r.URL.Path, Params: params, Query: firsts(r.URL.Query()),
+		Headers: firsts(r.Header), Body: body, Raw: r}
+	resp, err := call(rt, req)
+	if err == nil {
+		err = writeResponse(w, resp)
+	}
+	if err != nil {
+		if KindOf(err) == KindInternal {
+			s.logger.Error("Route failed", "plugin", rt.plugin, "method", rt.method, "path", rt.path, "error", err)
+			err = fmt.Errorf("route %s %s of plugin %s failed: %w", rt.method, rt.path, rt.plugin, err)
+		}
+		WriteError(w, err)
+	}
+}
+
+// call runs the handler; a panic becomes an internal error.
+func call(rt *route, req *Request) (resp *Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("handler panicked: %v", p)
+		}
+	}()
+	return rt.handler(req.Raw.Context(), req)
+}
+
+// readBody reads at most MaxBodyBytes and decodes JSON bodies.
+func readBody(r *http.Request) (any, error) {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if err != nil {
+		return nil, Errorf(KindValidation, "read request body: "+err.Error())
+	}
+	if len(raw) > MaxBodyBytes {
+		return nil, Errorf(KindTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxBodyBytes))
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	ct := r.Header.Get("Content-Type")
+	if ct != "" && !strings.Contains(ct, "json") {
+		return string(raw), nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, Errorf(KindValidation, "request body is not valid JSON: "+err.Error())
+	}
+	return v, nil
+}
+
+func firsts(m map[string][]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if len(v) > 0 {
+			out[strings.ToLower(k)] = v[0]
+		}
+	}
+	return out
+}
+
+// writeResponse writes resp; a string body is text, anything else JSON.
+func writeResponse(w http.ResponseWriter, resp *Response) error {
+	if resp == nil {
+		resp = &Response{}
+	}
+	status := resp.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if status < 100 || status > 599 {
+		return fmt.Errorf("handler returned status %d", status)
+	}
+	for k, v := range resp.Headers {
+		w.Header().Set(k, v)
+	}
+	if resp.Stream != nil {
+		resp.Stream(w)
+		return nil
+	}
+	switch b := resp.Body.(type) {
+	case nil:
+		w.WriteHeader(status)
+	case string:
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			return fmt.Errorf("encode response body: %w", err)
+		}
+		WriteJSON(w, status, json.RawMessage(raw))
+	}
+	return nil
+}
+
+// WriteJSON writes v as a JSON response with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		WriteError(w, fmt.Errorf("encode response: %w", err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(raw, '\n'))
+}
+
+// errorBody is the wire form of every error.
+type errorBody struct {
+	Error struct {
+		Message string `json:"message"`
+		Kind    Kind   `json:"kind"`
+	} `json:"error"`
+}
+
+// WriteError writes err as {"error":{"message","kind"}} with its kind's status.
+func WriteError(w http.ResponseWriter, err error) {
+	var body errorBody
+	body.Error.Kind = KindOf(err)
+	body.Error.Message = err.Error()
+	raw, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(body.Error.Kind.Status())
+	_, _ = w.Write(append(raw, '\n'))
+}
