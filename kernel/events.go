@@ -32,7 +32,9 @@ type Event struct {
 
 // EventLog is the kernel's append-only log. Implementations must be safe for
 // concurrent use. Append assigns Seq and returns only once the event is
-// durable; a failed Append must not have appended. Read returns events with
+// durable; a failed Append must not have appended. Sequence numbers start at
+// 1, have no gaps and follow commit order, so a reader paging with after=N
+// never skips an event that commits later. Read returns events with
 // Seq > after in increasing order, at most limit of them (limit <= 0: all).
 type EventLog interface {
 	Append(ctx context.Context, e Event) (int64, error)
