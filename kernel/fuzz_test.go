@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"testing"
 
 	"github.com/sms-baseline/sms/kernel"
@@ -37,6 +38,29 @@ func FuzzManifest(f *testing.F) {
 		}
 		if err := m.Validate(); err == nil && (m.ID == "" || m.Version == "") {
 			t.Fatalf("accepted a manifest without id or version: %+v", m)
+		}
+	})
+}
+
+// FuzzNames checks the hand-written name and id validators against the
+// regular expressions they implement.
+func FuzzNames(f *testing.F) {
+	idRE := regexp.MustCompile(`^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$`)
+	nameRE := regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
+	for _, s := range []string{"agent.x", "a..b", "a.", "A", "sms.http", "x-y_z.1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 100 {
+			return
+		}
+		m := kernel.Manifest{ID: s, Version: "1"}
+		if got, want := m.Validate() == nil, idRE.MatchString(s); got != want {
+			t.Fatalf("id %q accepted = %v, want %v", s, got, want)
+		}
+		m = kernel.Manifest{ID: "a", Version: "1", Inject: []string{s}}
+		if got, want := m.Validate() == nil, nameRE.MatchString(s); got != want {
+			t.Fatalf("name %q accepted = %v, want %v", s, got, want)
 		}
 	})
 }

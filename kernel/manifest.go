@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
 )
 
@@ -25,11 +24,6 @@ type Manifest struct {
 	Contributes map[string][]any `json:"contributes,omitempty"`
 }
 
-var (
-	idPattern   = regexp.MustCompile(`^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$`)
-	namePattern = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
-)
-
 const maxNameLen = 100
 
 // Validate reports the first thing wrong with the manifest, naming the field.
@@ -37,7 +31,7 @@ func (m *Manifest) Validate() error {
 	if m.ID == "" {
 		return kerr(CodeValidation, "manifest", "", "id is required")
 	}
-	if len(m.ID) > maxNameLen || !idPattern.MatchString(m.ID) {
+	if !validID(m.ID) {
 		return kerr(CodeValidation, "manifest", m.ID,
 			fmt.Sprintf("id %q must be lowercase dot-separated words (a-z, 0-9, _ and -), at most %d characters", m.ID, maxNameLen))
 	}
@@ -80,7 +74,37 @@ func validateNames(id, field string, names []string) error {
 	return nil
 }
 
-func validName(n string) bool { return len(n) <= maxNameLen && namePattern.MatchString(n) }
+// validName reports whether n is a key, point or scope name: a lowercase
+// letter, then lowercase letters, digits, '_', '-' and '.'.
+func validName(n string) bool {
+	if n == "" || len(n) > maxNameLen || n[0] < 'a' || n[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(n); i++ {
+		if !wordByte(n[i]) && n[i] != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// validID reports whether id is a plugin id: dot-separated non-empty words
+// of lowercase letters, digits, '_' and '-', starting with a letter.
+func validID(id string) bool {
+	if !validName(id) || id[len(id)-1] == '.' {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		if id[i] == '.' && id[i-1] == '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func wordByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_' || b == '-'
+}
 
 // declaresRead reports whether the manifest lets the plugin read key.
 func (m *Manifest) declaresRead(key string) bool {
