@@ -1,0 +1,151 @@
+package collections
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	smshttp "github.com/sms-baseline/sms/plugins/http"
+)
+
+// restPath is where the REST API is served; records live under restPath/:name.
+const restPath = "/api/collections"
+
+// routes returns the REST API over s.
+func (s *service) routes() []smshttp.Route {
+	return []smshttp.Route{
+		{Method: http.MethodGet, Path: restPath, Handler: s.restDefinitions},
+		{Method: http.MethodGet, Path: restPath + "/:name", Handler: s.restList},
+		{Method: http.MethodPost, Path: restPath + "/:name", Handler: s.restCreate},
+		{Method: http.MethodGet, Path: restPath + "/:name/:id", Handler: s.restGet},
+		{Method: http.MethodPatch, Path: restPath + "/:name/:id", Handler: s.restUpdate},
+		{Method: http.MethodDelete, Path: restPath + "/:name/:id", Handler: s.restDelete},
+	}
+}
+
+func (s *service) restDefinitions(context.Context, *smshttp.Request) (*smshttp.Response, error) {
+	return smshttp.JSON(map[string]any{"collections": s.Definitions()}), nil
+}
+
+func (s *service) restList(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	opts, err := queryOptions(r.Query)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.List(ctx, r.Params["name"], opts)
+	if err != nil {
+		return nil, restErr(err)
+	}
+	return smshttp.JSON(map[string]any{"records": recs}), nil
+}
+
+func (s *service) restCreate(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	values, err := bodyObject(r)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.Create(ctx, r.Params["name"], values)
+	if err != nil {
+		return nil, restErr(err)
+	}
+	return &smshttp.Response{Status: http.StatusCreated, Body: rec}, nil
+}
+
+func (s *service) restGet(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.Get(ctx, r.Params["name"], id)
+	if err != nil {
+		return nil, restErr(err)
+	}
+	return smshttp.JSON(rec), nil
+}
+
+func (s *service) restUpdate(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	values, err := bodyObject(r)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.Update(ctx, r.Params["name"], id, values)
+	if err != nil {
+		return nil, restErr(err)
+	}
+	return smshttp.JSON(rec), nil
+}
+
+func (s *service) restDelete(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Delete(ctx, r.Params["name"], id); err != nil {
+		return nil, restErr(err)
+	}
+	return &smshttp.Response{Status: http.StatusNoContent}, nil
+}
+
+// restErr gives errors the caller can act on their HTTP kind; anything
+// else stays internal (the http plugin logs it and names this plugin).
+func restErr(err error) error {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return smshttp.Errorf(smshttp.KindNotFound, err.Error())
+	case errors.Is(err, ErrInvalid), errors.Is(err, ErrRejected):
+		return smshttp.Errorf(smshttp.KindValidation, err.Error())
+	}
+	return err
+}
+
+// queryOptions reads ?where={json object}&limit=n&offset=n.
+func queryOptions(q map[string]string) (ListOptions, error) {
+	var opts ListOptions
+	if w, ok := q["where"]; ok {
+		if err := json.Unmarshal([]byte(w), &opts.Where); err != nil || opts.Where == nil {
+			return opts, smshttp.Errorf(smshttp.KindValidation,
+				`where must be a JSON object of field values, such as where={"paid":false}`)
+		}
+	}
+	for _, p := range []struct {
+		name string
+		dst  *int
+		min  int
+	}{{"limit", &opts.Limit, 1}, {"offset", &opts.Offset, 0}} {
+		v, ok := q[p.name]
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < p.min {
+			return opts, smshttp.Errorf(smshttp.KindValidation,
+				fmt.Sprintf("%s must be a whole number from %d, got %q", p.name, p.min, v))
+		}
+		*p.dst = n
+	}
+	return opts, nil
+}
+
+func pathID(r *smshttp.Request) (int64, error) {
+	raw := r.Params["id"]
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id < 1 {
+		return 0, smshttp.Errorf(smshttp.KindValidation, fmt.Sprintf("record id %q must be a whole number from 1", raw))
+	}
+	return id, nil
+}
+
+func bodyObject(r *smshttp.Request) (map[string]any, error) {
+	m, ok := r.Body.(map[string]any)
+	if !ok {
+		return nil, smshttp.Errorf(smshttp.KindValidation, "the body must be a JSON object of field values")
+	}
+	return m, nil
+}
