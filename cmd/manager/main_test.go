@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/sms-baseline/sms/drivers/executor/executortest"
+	"github.com/sms-baseline/sms/drivers/executor/isolated"
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// TestMain lets the test binary stand in for the manager binary: with
+// SMS_MANAGER_TEST_MAIN=1 it runs main with its arguments.
+func TestMain(m *testing.M) {
+	if os.Getenv("SMS_MANAGER_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// `manager sandbox` is the isolated executor's child: a plugin mounted
+// through it activates and answers a tool call.
+// Seen failing with the sandbox subcommand not added to the root.
+func TestSandboxServesTheIsolatedExecutor(t *testing.T) {
+	exec, err := isolated.New(isolated.Options{
+		Command: []string{os.Args[0], "sandbox"},
+		Env:     []string{"SMS_MANAGER_TEST_MAIN=1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := executortest.NewEnv(t, exec)
+	m := kernel.Manifest{ID: "agent.echo", Version: "1"}
+	code := []byte(`export default async function activate(cap) {
+	await cap.contribute('tool', { name: 'echo', handler: (x) => 'echo ' + x });
+}`)
+	auth, err := env.K.Authorize(m, kernel.HashCode(code))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.K.Propose(context.Background(), kernel.Proposal{Manifest: m, Code: code, Auth: auth}); err != nil {
+		t.Fatal(err)
+	}
+	item := env.K.Contributions(executortest.PointTool)[0].Item.(map[string]any)
+	out, err := item["handler"].(kernel.Func)(context.Background(), "hi")
+	if err != nil || out != "echo hi" {
+		t.Fatalf("tool call = %v, %v; want echo hi", out, err)
+	}
+	if err := env.K.Uninstall(context.Background(), "agent.echo", false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The sandbox subcommand is hidden from the help people read.
+// Seen failing with Hidden removed from newSandboxCommand.
+func TestSandboxIsHidden(t *testing.T) {
+	root := newRootCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "sandbox") {
+		t.Fatalf("help mentions the sandbox subcommand:\n%s", out.String())
+	}
+}

@@ -1,0 +1,36 @@
+// Package goja is the in-process executor for agent plugins: each unit is
+// its own goja runtime (github.com/dop251/goja) driven by its own goroutine.
+//
+// Agent code arrives as `export default async function activate(cap) {...}`
+// with no imports. goja has no modules, so Prepare rewrites that one export
+// into an assignment inside a strict wrapper function and refuses every other
+// import or export with a message naming the line. Source maps are disabled
+// everywhere the parser runs, so a sourceMappingURL comment can never make
+// the host read a file.
+//
+// Invariants the package keeps:
+//
+//   - a runtime is only ever touched by its unit's loop goroutine; Activate
+//     and Call post jobs to the loop (StartCall without waiting), and host
+//     calls run on worker goroutines, or are started by an AsyncHost, and post
+//     their answers back, so the loop never blocks on the host and a host call
+//     that calls back into the same unit is served;
+//   - agent code sees no host object: the only host function is a parameter
+//     of the bridge script, values are converted to and from JSON on the Go
+//     side within the kernel's snapshot limits (agent code that replaces JSON,
+//     toJSON or prototype setters changes nothing), and functions cross as
+//     {"$fn": id};
+//   - every activation and call has a deadline: JavaScript still running when
+//     it passes is interrupted, and the call fails with ErrDeadline; the call
+//     stack depth is always bounded (Options.MaxCallStackSize);
+//   - after an interrupt or a stack overflow the unit is stopped: goja cannot
+//     run promise jobs again in a runtime whose async function was
+//     interrupted, so every later call fails, saying why;
+//   - source size and bracket nesting are checked before the parser runs;
+//   - a closed unit fails every later call with ErrClosed.
+//
+// goja cannot bound memory, and cannot interrupt a built-in (a regular
+// expression that backtracks for minutes keeps its goroutine busy). Use this
+// executor for tests and development; production runs the same runtime in a
+// child process under OS limits (package isolated).
+package goja

@@ -1,0 +1,158 @@
+package goja
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	js "github.com/dop251/goja"
+
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// Defaults for Options.
+const (
+	DefaultDeadline         = 5 * time.Second
+	DefaultGrace            = time.Second
+	DefaultMaxCallStackSize = 1024
+	DefaultMaxSourceBytes   = 256 << 10
+	DefaultMaxSourceNesting = 64
+)
+
+// ErrDeadline is wrapped by the error of an activation or call that did not
+// finish within Options.Deadline.
+var ErrDeadline = errors.New("deadline exceeded")
+
+// ErrClosed is wrapped by the error of every call on a closed unit.
+var ErrClosed = errors.New("the unit is closed")
+
+// Options configure an Executor. Every field is optional.
+type Options struct {
+	// Deadline bounds each activation and each call, including the host
+	// calls it awaits; JavaScript still running when it passes is
+	// interrupted. Default DefaultDeadline.
+	Deadline time.Duration
+	// Grace is how long JavaScript may keep running after it was
+	// interrupted (goja cannot interrupt a built-in such as a regular
+	// expression match) before OnStuck is called. Default DefaultGrace.
+	Grace time.Duration
+	// OnStuck is called, from a timer goroutine, when interrupted JavaScript
+	// has not stopped within Grace. The isolated executor's child exits
+	// there; in process nothing can stop it, so the default logs an error.
+	OnStuck func(plugin string)
+	// MaxCallStackSize bounds JavaScript call depth. Default DefaultMaxCallStackSize.
+	MaxCallStackSize int
+	// MaxSourceBytes and MaxSourceNesting bound the code Load accepts.
+	MaxSourceBytes   int
+	MaxSourceNesting int
+	// Now is the source of Date; Rand the source of Math.random. Tests pass
+	// fixed ones. Defaults: time.Now and math/rand/v2.
+	Now  func() time.Time
+	Rand func() float64
+	// Logger receives the executor's own errors. Default: discarded.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Deadline <= 0 {
+		o.Deadline = DefaultDeadline
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.MaxCallStackSize <= 0 {
+		o.MaxCallStackSize = DefaultMaxCallStackSize
+	}
+	if o.MaxSourceBytes <= 0 {
+		o.MaxSourceBytes = DefaultMaxSourceBytes
+	}
+	if o.MaxSourceNesting <= 0 {
+		o.MaxSourceNesting = DefaultMaxSourceNesting
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Float64
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.OnStuck == nil {
+		logger := o.Logger
+		o.OnStuck = func(plugin string) {
+			logger.Error("Agent code did not stop after its deadline", "plugin", plugin)
+		}
+	}
+	return o
+}
+
+// Limits returns the source limits the options imply.
+func (o Options) Limits() SourceLimits {
+	o = o.withDefaults()
+	return SourceLimits{MaxBytes: o.MaxSourceBytes, MaxNesting: o.MaxSourceNesting}
+}
+
+// cacheSize bounds the compiled-program cache; past it the cache starts over.
+const cacheSize = 256
+
+// Executor runs agent plugins in process, one goja runtime per unit. It is
+// safe for concurrent use.
+type Executor struct {
+	opts Options
+
+	mu    sync.Mutex
+	cache map[string]*js.Program // compiled code by hash; programs are immutable and shareable
+}
+
+// New returns an executor with the given options.
+func New(opts Options) *Executor {
+	return &Executor{opts: opts.withDefaults(), cache: map[string]*js.Program{}}
+}
+
+// Load implements kernel.Executor: it checks and compiles the code; nothing
+// runs until Activate.
+func (e *Executor) Load(ctx context.Context, b kernel.Bundle) (kernel.Unit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	prg, err := e.program(b)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", b.Manifest.ID, err)
+	}
+	u, err := newUnit(b.Manifest.ID, prg, e.opts)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", b.Manifest.ID, err)
+	}
+	return u, nil
+}
+
+func (e *Executor) program(b kernel.Bundle) (*js.Program, error) {
+	// Hashed here rather than trusting b.CodeHash: a wrong hash must never
+	// select another plugin's compiled program.
+	hash := kernel.HashCode(b.Code)
+	e.mu.Lock()
+	prg := e.cache[hash]
+	e.mu.Unlock()
+	if prg != nil {
+		return prg, nil
+	}
+	_, tree, err := Prepare(string(b.Code), e.opts.Limits())
+	if err != nil {
+		return nil, err
+	}
+	if prg, err = compile(tree); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	if len(e.cache) >= cacheSize {
+		clear(e.cache)
+	}
+	e.cache[hash] = prg
+	e.mu.Unlock()
+	return prg, nil
+}

@@ -1,0 +1,278 @@
+package isolated
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sms-baseline/sms/drivers/executor/goja"
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// Environment variables through which the parent passes the child's limits.
+// The child inherits no other environment.
+const (
+	EnvMemoryLimit = "SMS_SANDBOX_MEMORY_LIMIT" // bytes of address space over the child's baseline
+	EnvCPULimit    = "SMS_SANDBOX_CPU_LIMIT"    // a Go duration, e.g. "10m"
+)
+
+// Exit codes of a child that ends itself.
+const (
+	ExitCPULimit = 3 // RLIMIT_CPU's soft limit was reached
+	ExitStuck    = 4 // JavaScript did not stop within the grace after its deadline
+)
+
+// ChildOptions configure the child side of the sandbox.
+type ChildOptions struct {
+	// MemoryLimit is the address space, in bytes, the child may map beyond
+	// what it has mapped when it applies its limits (RLIMIT_AS).
+	MemoryLimit int64
+	// CPULimit is the CPU time the child may use over its life (RLIMIT_CPU).
+	CPULimit time.Duration
+	// Stderr receives the child's last words; Exit ends it. Defaults:
+	// os.Stderr and os.Exit. Tests replace them.
+	Stderr io.Writer
+	Exit   func(code int)
+}
+
+// ChildOptionsFromEnv reads the limits the parent passed, falling back to
+// the executor's defaults.
+func ChildOptionsFromEnv() (ChildOptions, error) {
+	o := ChildOptions{MemoryLimit: DefaultMemoryLimit, CPULimit: DefaultCPULimit}
+	if s := os.Getenv(EnvMemoryLimit); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			return o, fmt.Errorf("%s=%q is not a positive number of bytes", EnvMemoryLimit, s)
+		}
+		o.MemoryLimit = n
+	}
+	if s := os.Getenv(EnvCPULimit); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < time.Second {
+			return o, fmt.Errorf("%s=%q is not a duration of at least 1s", EnvCPULimit, s)
+		}
+		o.CPULimit = d
+	}
+	return o, nil
+}
+
+// ServeChild is the child process: it applies its OS limits before reading
+// anything, then serves one unit over in and out until in closes. It
+// returns nil when the parent closes the pipe.
+func ServeChild(ctx context.Context, in io.Reader, out io.Writer, opts ChildOptions) error {
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	if opts.Exit == nil {
+		opts.Exit = os.Exit
+	}
+	if err := applyLimits(opts); err != nil {
+		return fmt.Errorf("apply limits: %w", err)
+	}
+	c := &child{conn: newConn(in, out), opts: opts, asks: map[uint64]func(message){}, jobs: map[uint64]context.CancelFunc{}}
+	for {
+		m, err := c.conn.recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		c.dispatch(ctx, m)
+	}
+}
+
+// child serves one unit. Each activation and call runs on its own goroutine
+// with a context that carries the parent's request id, so host calls made on
+// its behalf are tagged with it.
+type child struct {
+	conn *conn
+	opts ChildOptions
+
+	mu     sync.Mutex
+	unit   kernel.Unit
+	nextID uint64
+	asks   map[uint64]func(message)      // host calls awaiting the parent's answer
+	jobs   map[uint64]context.CancelFunc // running activations and calls
+}
+
+type jobKey struct{}
+
+func (c *child) dispatch(ctx context.Context, m message) {
+	switch {
+	case m.Reply != 0:
+		c.mu.Lock()
+		answer := c.asks[m.Reply]
+		delete(c.asks, m.Reply)
+		c.mu.Unlock()
+		if answer != nil {
+			answer(m)
+		}
+	case m.Op == opLoad:
+		c.reply(c.load(ctx, m))
+	case m.Op == opActivate || m.Op == opCall:
+		jctx, cancel := context.WithCancel(context.WithValue(ctx, jobKey{}, m.ID))
+		c.mu.Lock()
+		c.jobs[m.ID] = cancel
+		u := c.unit
+		c.mu.Unlock()
+		if starter, ok := u.(goja.Starter); ok && m.Op == opCall {
+			// Started from this goroutine, answered from the unit's: no
+			// goroutine waits on the call.
+			starter.StartCall(jctx, m.Name, m.Data, func(data json.RawMessage, err error) {
+				c.endJob(m.ID)
+				c.reply(failure(message{Reply: m.ID, Data: data}, err))
+			})
+			return
+		}
+		pool.run(func() { c.run(jctx, m) })
+	case m.Op == opCancel:
+		c.mu.Lock()
+		if cancel := c.jobs[m.ID]; cancel != nil {
+			cancel()
+		}
+		c.mu.Unlock()
+	default:
+		c.reply(failure(message{Reply: m.ID}, fmt.Errorf("unknown operation %q", m.Op)))
+	}
+}
+
+func (c *child) load(ctx context.Context, m message) message {
+	r := message{Reply: m.ID}
+	if m.Config == nil {
+		return failure(r, errors.New("load without a configuration"))
+	}
+	opts := m.Config.options()
+	opts.OnStuck = func(plugin string) {
+		_, _ = fmt.Fprintf(c.opts.Stderr, "sandbox: %s kept running a built-in past its deadline; exiting\n", plugin)
+		c.opts.Exit(ExitStuck)
+	}
+	code := []byte(m.Text)
+	u, err := goja.New(opts).Load(ctx, kernel.Bundle{Manifest: kernel.Manifest{ID: m.Plugin}, Code: code, CodeHash: kernel.HashCode(code)})
+	if err != nil {
+		return failure(r, err)
+	}
+	c.mu.Lock()
+	c.unit = u
+	c.mu.Unlock()
+	return r
+}
+
+// endJob releases the context of a finished activation or call.
+func (c *child) endJob(id uint64) {
+	c.mu.Lock()
+	if cancel := c.jobs[id]; cancel != nil {
+		cancel()
+	}
+	delete(c.jobs, id)
+	c.mu.Unlock()
+}
+
+func (c *child) run(ctx context.Context, m message) {
+	defer c.endJob(m.ID)
+	c.mu.Lock()
+	u := c.unit
+	c.mu.Unlock()
+	r := message{Reply: m.ID}
+	var err error
+	switch {
+	case u == nil:
+		err = errors.New("no code was loaded")
+	case m.Op == opActivate:
+		err = u.Activate(ctx, c)
+	default:
+		r.Data, err = u.Call(ctx, m.Name, m.Data)
+	}
+	c.reply(failure(r, err))
+}
+
+func (c *child) reply(m message) {
+	// A failed write means the parent is gone; the read loop ends on EOF.
+	_ = c.conn.send(m)
+}
+
+// send sends a host call to the parent; answer receives the reply.
+func (c *child) send(ctx context.Context, m message, answer func(message)) error {
+	c.mu.Lock()
+	c.nextID++
+	m.ID = c.nextID
+	c.asks[m.ID] = answer
+	c.mu.Unlock()
+	m.Job, _ = ctx.Value(jobKey{}).(uint64)
+	if err := c.conn.send(m); err != nil {
+		c.mu.Lock()
+		delete(c.asks, m.ID)
+		c.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// ask sends a host call to the parent and waits for its answer.
+func (c *child) ask(ctx context.Context, m message) (message, error) {
+	ch := make(chan message, 1)
+	if err := c.send(ctx, m, func(r message) { ch <- r }); err != nil {
+		return message{}, err
+	}
+	select {
+	case r := <-ch:
+		return r, errorOf(r)
+	case <-ctx.Done():
+		return message{}, ctx.Err()
+	}
+}
+
+// StartHost implements goja.AsyncHost: the unit's goroutine sends the call,
+// and the reader delivers the answer; nobody waits in between.
+func (c *child) StartHost(ctx context.Context, call goja.HostCall, done func(json.RawMessage, error)) {
+	m := message{Op: call.Op, Name: call.Name, Method: call.Method, Data: call.Data}
+	err := c.send(ctx, m, func(r message) {
+		if err := errorOf(r); err != nil {
+			done(nil, err)
+			return
+		}
+		if call.Op == opContribute {
+			id, err := json.Marshal(r.Text)
+			done(id, err)
+			return
+		}
+		done(r.Data, nil)
+	})
+	if err != nil {
+		done(nil, err)
+	}
+}
+
+// The child is its unit's kernel.HostBridge: every method asks the parent,
+// whose HostBridge does the checking.
+
+func (c *child) Get(ctx context.Context, key string) (json.RawMessage, error) {
+	r, err := c.ask(ctx, message{Op: opGet, Name: key})
+	return r.Data, err
+}
+
+func (c *child) Invoke(ctx context.Context, key, method string, args json.RawMessage) (json.RawMessage, error) {
+	r, err := c.ask(ctx, message{Op: opInvoke, Name: key, Method: method, Data: args})
+	return r.Data, err
+}
+
+func (c *child) Provide(ctx context.Context, key string, value json.RawMessage) error {
+	_, err := c.ask(ctx, message{Op: opProvide, Name: key, Data: value})
+	return err
+}
+
+func (c *child) Contribute(ctx context.Context, point string, item json.RawMessage) (string, error) {
+	r, err := c.ask(ctx, message{Op: opContribute, Name: point, Data: item})
+	return r.Text, err
+}
+
+func (c *child) Log(ctx context.Context, level, msg string) {
+	job, _ := ctx.Value(jobKey{}).(uint64)
+	_ = c.conn.send(message{Op: opLog, Job: job, Level: level, Text: msg})
+}

@@ -1,0 +1,137 @@
+package isolated
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/sms-baseline/sms/drivers/executor/goja"
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// Defaults for Options.
+const (
+	DefaultMemoryLimit = 512 << 20
+	DefaultCPULimit    = 10 * time.Minute
+)
+
+// Options configure an Executor. Every field is optional.
+type Options struct {
+	// Command starts a child: the program and its arguments. Default: this
+	// program with the argument "sandbox" (the hidden `manager sandbox`).
+	Command []string
+	// Env is the child's whole environment besides its limits; it inherits
+	// nothing else from the parent, whose secrets stay there.
+	Env []string
+	// MemoryLimit is the address space a child may map beyond its own
+	// baseline (RLIMIT_AS). Default DefaultMemoryLimit.
+	MemoryLimit int64
+	// CPULimit is the CPU time a child may use over its whole life
+	// (RLIMIT_CPU); a unit lives as long as its fiber's activation. Default
+	// DefaultCPULimit.
+	CPULimit time.Duration
+	// Runtime configures the runtime in the child: its deadline, grace,
+	// stack and source limits. Now, Rand, OnStuck and Logger stay in the
+	// parent and are ignored.
+	Runtime goja.Options
+	// Logger receives what children write to stderr. Default: discarded.
+	Logger *slog.Logger
+}
+
+// Executor runs each agent plugin's unit in its own child process. It is
+// safe for concurrent use.
+type Executor struct {
+	opts    Options
+	command []string
+	env     []string
+	config  config
+	wait    time.Duration // how long a request may go unanswered before the child is killed
+}
+
+// New returns an executor with the given options.
+func New(opts Options) (*Executor, error) {
+	if opts.MemoryLimit <= 0 {
+		opts.MemoryLimit = DefaultMemoryLimit
+	}
+	if opts.CPULimit <= 0 {
+		opts.CPULimit = DefaultCPULimit
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	command := opts.Command
+	if len(command) == 0 {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find the sandbox program: %w", err)
+		}
+		command = []string{self, "sandbox"}
+	}
+	rt := opts.Runtime
+	lim := rt.Limits()
+	deadline, grace := rt.Deadline, rt.Grace
+	if deadline <= 0 {
+		deadline = goja.DefaultDeadline
+	}
+	if grace <= 0 {
+		grace = goja.DefaultGrace
+	}
+	env := append([]string{
+		EnvMemoryLimit + "=" + strconv.FormatInt(opts.MemoryLimit, 10),
+		EnvCPULimit + "=" + opts.CPULimit.String(),
+	}, opts.Env...)
+	return &Executor{
+		opts: opts, command: command, env: env,
+		config: config{Deadline: deadline, Grace: grace, MaxCallStackSize: rt.MaxCallStackSize,
+			MaxSourceBytes: lim.MaxBytes, MaxSourceNesting: lim.MaxNesting},
+		// The child answers every request by its own deadline, even when
+		// its JavaScript is stuck; one that does not is frozen.
+		wait: deadline + 2*grace,
+	}, nil
+}
+
+// Load implements kernel.Executor: it starts a child and has it compile the
+// code. A failure to start or to compile closes the child.
+func (e *Executor) Load(ctx context.Context, b kernel.Bundle) (kernel.Unit, error) {
+	u, err := e.start(b.Manifest.ID)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", b.Manifest.ID, err)
+	}
+	cfg := e.config
+	if _, err := u.request(ctx, message{Op: opLoad, Plugin: b.Manifest.ID, Text: string(b.Code), Config: &cfg}); err != nil {
+		_ = u.Close()
+		return nil, err
+	}
+	return u, nil
+}
+
+func (e *Executor) start(plugin string) (*unit, error) {
+	cmd := exec.Command(e.command[0], e.command[1:]...)
+	cmd.Env = e.env
+	// A killed child that left its pipes to a process of its own must not
+	// keep the unit waiting.
+	cmd.WaitDelay = time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	tail := &stderrTail{}
+	cmd.Stderr = tail
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start sandbox %s: %w", e.command[0], err)
+	}
+	u := &unit{
+		plugin: plugin, cmd: cmd, stdin: stdin, conn: newConn(stdout, stdin), tail: tail,
+		wait: e.wait, logger: e.opts.Logger, pending: map[uint64]*request{}, exited: make(chan struct{}),
+	}
+	go u.read()
+	return u, nil
+}

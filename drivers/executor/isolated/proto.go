@@ -1,0 +1,173 @@
+package isolated
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/sms-baseline/sms/drivers/executor/goja"
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// The protocol: newline-delimited JSON messages in both directions over the
+// child's stdin and stdout. Either side sends requests (ID set, numbered by
+// the sender) and answers the other side's requests (Reply set to that ID).
+//
+//	parent -> child: load (Text: code, Config), activate, call (Name: function id,
+//	                 Data: arguments), cancel (ID of the request to cancel)
+//	child -> parent: get, invoke, provide, contribute (Name, Method, Data), each
+//	                 tagged with Job, the parent request it serves; log (no reply)
+//
+// A reply carries Data or Text as its result, or Error and Kind.
+const (
+	opLoad       = "load"
+	opActivate   = "activate"
+	opCall       = "call"
+	opCancel     = "cancel"
+	opGet        = "get"
+	opInvoke     = "invoke"
+	opProvide    = "provide"
+	opContribute = "contribute"
+	opLog        = "log"
+)
+
+// Error kinds that survive the crossing, so errors.Is keeps working.
+const (
+	kindDeadline = "deadline"
+	kindClosed   = "closed"
+	kindCanceled = "canceled"
+)
+
+// maxMessage bounds one message: a snapshot, escaped, plus the code of a plugin.
+const maxMessage = 3*kernel.MaxSnapshotBytes + goja.DefaultMaxSourceBytes*2
+
+type message struct {
+	ID     uint64          `json:"id,omitempty"`
+	Reply  uint64          `json:"reply,omitempty"`
+	Job    uint64          `json:"job,omitempty"`
+	Op     string          `json:"op,omitempty"`
+	Plugin string          `json:"plugin,omitempty"`
+	Name   string          `json:"name,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Level  string          `json:"level,omitempty"`
+	Text   string          `json:"text,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	Kind   string          `json:"kind,omitempty"`
+	Config *config         `json:"config,omitempty"`
+}
+
+// config is the part of goja.Options that crosses into the child.
+type config struct {
+	Deadline         time.Duration `json:"deadline"`
+	Grace            time.Duration `json:"grace"`
+	MaxCallStackSize int           `json:"maxCallStackSize"`
+	MaxSourceBytes   int           `json:"maxSourceBytes"`
+	MaxSourceNesting int           `json:"maxSourceNesting"`
+}
+
+func (c config) options() goja.Options {
+	return goja.Options{Deadline: c.Deadline, Grace: c.Grace, MaxCallStackSize: c.MaxCallStackSize,
+		MaxSourceBytes: c.MaxSourceBytes, MaxSourceNesting: c.MaxSourceNesting}
+}
+
+// conn is one end of the protocol. send is safe for concurrent use; recv is
+// called by one reader goroutine.
+type conn struct {
+	mu sync.Mutex
+	w  io.Writer
+	r  *bufio.Reader
+}
+
+func newConn(r io.Reader, w io.Writer) *conn {
+	return &conn{w: w, r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+func (c *conn) send(m message) error {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode %s message: %w", m.Op, err)
+	}
+	raw = append(raw, '\n')
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.w.Write(raw); err != nil {
+		return fmt.Errorf("write %s message: %w", m.Op, err)
+	}
+	return nil
+}
+
+func (c *conn) recv() (message, error) {
+	var line []byte
+	for {
+		chunk, err := c.r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxMessage {
+			return message{}, fmt.Errorf("a message is longer than %d bytes", maxMessage)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			return message{}, err
+		}
+		break
+	}
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil {
+		return message{}, fmt.Errorf("decode message: %w", err)
+	}
+	return m, nil
+}
+
+// kindOf classifies an error for the crossing.
+func kindOf(err error) string {
+	switch {
+	case errors.Is(err, goja.ErrDeadline), errors.Is(err, context.DeadlineExceeded):
+		return kindDeadline
+	case errors.Is(err, goja.ErrClosed):
+		return kindClosed
+	case errors.Is(err, context.Canceled):
+		return kindCanceled
+	}
+	return ""
+}
+
+// remoteError is an error that crossed the pipe: its text, and the sentinel
+// its kind names, so errors.Is(err, goja.ErrDeadline) holds on both sides.
+type remoteError struct {
+	msg  string
+	kind error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.kind }
+
+func errorOf(m message) error {
+	if m.Error == "" {
+		return nil
+	}
+	e := &remoteError{msg: m.Error}
+	switch m.Kind {
+	case kindDeadline:
+		e.kind = goja.ErrDeadline
+	case kindClosed:
+		e.kind = goja.ErrClosed
+	case kindCanceled:
+		e.kind = context.Canceled
+	}
+	return e
+}
+
+// failure fills a reply's error fields.
+func failure(m message, err error) message {
+	if err != nil {
+		m.Error, m.Kind = err.Error(), kindOf(err)
+	}
+	return m
+}

@@ -1,0 +1,211 @@
+package judge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// Names the judge defines. All three are system-only: agent code can
+// neither read the judge nor add or see gates and invariants.
+const (
+	// Key is the key of the judge's Service.
+	Key = "judge"
+	// GatePoint is the point Gate items are contributed to.
+	GatePoint = "gate"
+	// InvariantPoint is the point Invariant items are contributed to.
+	InvariantPoint = "invariant"
+)
+
+// AgentPrefix starts every agent plugin id.
+const AgentPrefix = "agent."
+
+// ID is the judge's fiber id.
+const ID = "judge"
+
+// The built-in gates, in the order they run, and the other steps a verdict
+// can name.
+const (
+	GateManifest  = "manifest"
+	GateTrust     = "trust"
+	GateLint      = "lint"
+	GateLoad      = "load"
+	GatePolicy    = "policy"
+	GateApproval  = "approval"
+	GateMount     = "mount"
+	GateInvariant = "invariant"
+)
+
+// Audit events the judge appends (kernel.Record).
+const (
+	EventSubmitted  = "judge/submitted"
+	EventRejected   = "judge/rejected"
+	EventPending    = "judge/pending"
+	EventApproved   = "judge/approved"
+	EventDenied     = "judge/denied"
+	EventSuperseded = "judge/superseded"
+	EventMounted    = "judge/mounted"
+	EventRolledBack = "judge/rolled_back"
+)
+
+// Default policy: what needs a human.
+var (
+	DefaultSensitiveScopes = []string{"net"}
+	DefaultSensitivePoints = []string{"route", "schedule", "model-method", "model-hook", "automation"}
+)
+
+// Status is the outcome of a submission or decision.
+type Status string
+
+// Statuses.
+const (
+	StatusMounted  Status = "mounted"
+	StatusPending  Status = "pending"
+	StatusRejected Status = "rejected"
+)
+
+// Verdict is the judge's answer. Gate names the gate or step that decided:
+// the failing gate of a rejection, GatePolicy for a pending approval,
+// GateMount for a mount.
+type Verdict struct {
+	Status     Status `json:"status"`
+	PluginID   string `json:"pluginId"`
+	Version    string `json:"version"`
+	CodeHash   string `json:"codeHash"`
+	Gate       string `json:"gate"`
+	Reason     string `json:"reason,omitempty"`
+	ApprovalID string `json:"approvalId,omitempty"`
+	// RolledBack is set when a mount was undone: the plugin failed to
+	// activate or an invariant failed. Restored names the version put back.
+	RolledBack bool   `json:"rolledBack,omitempty"`
+	Restored   string `json:"restored,omitempty"`
+}
+
+// Approval is a submission waiting for a human, bound to its code hash.
+type Approval struct {
+	ID          string          `json:"id"`
+	PluginID    string          `json:"pluginId"`
+	Version     string          `json:"version"`
+	CodeHash    string          `json:"codeHash"`
+	Manifest    kernel.Manifest `json:"manifest"`
+	Code        string          `json:"code"`
+	RequestedBy string          `json:"requestedBy"`
+	Reasons     []string        `json:"reasons"`
+	Requested   time.Time       `json:"requested"`
+}
+
+// Service is the judge, as other system plugins see it under Key. Its
+// methods are safe for concurrent use; submissions and decisions are
+// serialized. Errors are for failures of the kernel or of the request (an
+// unknown approval); a refused plugin is a Verdict, not an error.
+type Service interface {
+	// Submit judges an agent plugin and mounts it, parks it for approval,
+	// or rejects it. Resubmitting the same manifest and code while it is
+	// pending or mounted changes nothing and returns the same verdict.
+	Submit(ctx context.Context, m kernel.Manifest, code, requestedBy string) (Verdict, error)
+	// Approve mounts a pending submission. codeHash, when given, must be
+	// the approval's: a human approves the code they saw.
+	Approve(ctx context.Context, approvalID, decidedBy, codeHash string) (Verdict, error)
+	// Reject refuses a pending submission.
+	Reject(ctx context.Context, approvalID, decidedBy, codeHash string) (Verdict, error)
+	// Pending lists the approvals waiting for a decision, oldest first.
+	Pending() []Approval
+}
+
+// Submission is what gates see. Gates run in order and may read what
+// earlier gates found (Load is filled by the load gate).
+type Submission struct {
+	Manifest    kernel.Manifest
+	Code        string
+	CodeHash    string
+	RequestedBy string
+	// Catalog is the kernel's keys and points when the gates started.
+	Catalog kernel.Catalog
+	// Load is what activate did in the load gate's throwaway unit.
+	Load LoadRecord
+
+	kernel *kernel.Kernel // for the built-in gates
+}
+
+// LoadRecord lists what a plugin's activation asked of its cap object.
+type LoadRecord struct {
+	Read        []string `json:"read,omitempty"`        // keys read or invoked
+	Provided    []string `json:"provided,omitempty"`    // keys provided
+	Contributed []string `json:"contributed,omitempty"` // points contributed to
+}
+
+// Gate is one check every submission passes, contributed to GatePoint.
+// Check returns an error saying why the plugin is refused; an error, a
+// panic or running past the judge's gate timeout all refuse it.
+type Gate struct {
+	Name  string
+	Check func(ctx context.Context, s *Submission) error
+}
+
+// Invariant is a property of the live kernel that must hold after every
+// mount, contributed to InvariantPoint. A violation rolls the mount back.
+type Invariant struct {
+	Name  string
+	Check func(ctx context.Context, k KernelView) error
+}
+
+// KernelView is the read-only part of the kernel an invariant inspects.
+// *kernel.Kernel implements it.
+type KernelView interface {
+	Has(key string) bool
+	GetValue(key string) (any, error)
+	Fiber(id string) (kernel.FiberView, bool)
+	Fibers() []kernel.FiberView
+	Contributions(point string) []kernel.Contribution
+	Catalog() kernel.Catalog
+	Tainted() kernel.TaintSet
+}
+
+// MaxPluginBytes bounds an encoded plugin: its manifest and its code.
+const MaxPluginBytes = 2 * kernel.MaxSnapshotBytes
+
+// Plugin is the JSON form of an agent plugin: {"manifest": {...}, "code": "..."}.
+type Plugin struct {
+	Manifest kernel.Manifest `json:"manifest"`
+	Code     string          `json:"code"`
+}
+
+// DecodePlugin parses the JSON form of an agent plugin strictly: one
+// object, no unknown fields, within MaxPluginBytes. (encoding/json bounds
+// nesting; the manifest gate then holds items to the snapshot limits.)
+func DecodePlugin(raw []byte) (Plugin, error) {
+	var p Plugin
+	if err := decodeStrict(raw, &p); err != nil {
+		return Plugin{}, fmt.Errorf("decode plugin: %w", err)
+	}
+	return p, nil
+}
+
+// DecodeManifest parses a manifest strictly, like DecodePlugin.
+func DecodeManifest(raw []byte) (kernel.Manifest, error) {
+	var m kernel.Manifest
+	if err := decodeStrict(raw, &m); err != nil {
+		return kernel.Manifest{}, fmt.Errorf("decode manifest: %w", err)
+	}
+	return m, nil
+}
+
+func decodeStrict(raw []byte, v any) error {
+	if len(raw) > MaxPluginBytes {
+		return fmt.Errorf("%d bytes exceeds the limit of %d", len(raw), MaxPluginBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+// Package judge is the judge: the system plugin every agent plugin passes
+// before it mounts, and the only code that mints mount authorizations for
+// agent plugins.
+//
+// A submission runs the gates in order: manifest (shape, the agent. prefix,
+// known points), trust (nothing system-only, using the kernel catalog's key
+// and point metadata), lint (goja's parser: no import or require, eval,
+// Function, .constructor or with), and load (activate in a throwaway unit
+// whose bridge records and never touches the live kernel), then any gate a
+// system plugin contributed to GatePoint. Policy then decides: a plugin with
+// a sensitive scope or contributing to a sensitive point waits for a human,
+// as an Approval bound to its code hash. Otherwise (or once approved) the
+// judge mints an authorization, proposes the plugin and checks the
+// invariants: every system plugin active before is still active, and every
+// Invariant contributed to InvariantPoint holds. A plugin that fails to
+// activate or breaks an invariant is rolled back: an update gets its previous
+// version back from the event log and the blob store, a new plugin is
+// uninstalled, and the kernel is tainted.
+//
+// Invariants the package keeps:
+//
+//   - the judge is out of agent code's reach: Key is system-only to read and
+//     provide, GatePoint and InvariantPoint are system-only, minting needs the
+//     kernel API only a system fiber holds, and agent ids cannot take a system
+//     plugin's id (and must start with AgentPrefix);
+//   - it fails closed: a gate or invariant that errors, panics or runs past
+//     the gate timeout refuses the plugin;
+//   - every decision is in the event log (judge/* audit events) before it
+//     takes effect, pending approvals are rebuilt from it on activation, and
+//     resubmitting what is pending or mounted changes nothing.
+package judge

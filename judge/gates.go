@@ -1,0 +1,118 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// builtinGates returns the judge's own gates, in the order they run.
+func (j *Judge) builtinGates() []Gate {
+	return []Gate{
+		{Name: GateManifest, Check: checkManifest},
+		{Name: GateTrust, Check: checkTrust},
+		{Name: GateLint, Check: func(_ context.Context, s *Submission) error { return lint(s.Code) }},
+		{Name: GateLoad, Check: j.checkLoad},
+	}
+}
+
+// checkManifest: the manifest is well formed, names an agent plugin, fits
+// the snapshot limits, and contributes only to points that exist.
+func checkManifest(_ context.Context, s *Submission) error {
+	m := s.Manifest
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(m.ID, AgentPrefix) || len(m.ID) == len(AgentPrefix) {
+		return fmt.Errorf("id %q must start with %q: only agent plugins are submitted", m.ID, AgentPrefix)
+	}
+	if strings.TrimSpace(s.Code) == "" {
+		return errors.New("the plugin has no code")
+	}
+	if _, err := kernel.Snapshot(m); err != nil {
+		return fmt.Errorf("the manifest cannot be stored: %w", err)
+	}
+	for point := range m.Contributes {
+		if findPoint(s.Catalog, point) == nil {
+			return fmt.Errorf("contributes: point %q is not defined", point)
+		}
+	}
+	return nil
+}
+
+// checkTrust: the plugin asks for nothing above agent trust (using the
+// catalog's key and point metadata), does not take a system plugin's id,
+// and provides no key another plugin provides.
+func checkTrust(_ context.Context, s *Submission) error {
+	m := s.Manifest
+	if v, ok := s.kernel.Fiber(m.ID); ok && v.Trust != kernel.TrustAgent {
+		return fmt.Errorf("id %q belongs to a system plugin", m.ID)
+	}
+	for _, key := range slices.Concat(m.Inject, m.Optional) {
+		if k := findKey(s.Catalog, key); k != nil && k.Meta.MinConsumerTrust > kernel.TrustAgent {
+			return fmt.Errorf("key %q is system-only and cannot be read by an agent plugin", key)
+		}
+	}
+	for _, key := range m.Provide {
+		k := findKey(s.Catalog, key)
+		if k == nil {
+			continue
+		}
+		if k.Meta.MinProviderTrust > kernel.TrustAgent {
+			return fmt.Errorf("key %q can only be provided by a system plugin", key)
+		}
+		if k.Provider != "" && k.Provider != m.ID {
+			return fmt.Errorf("key %q is already provided by %s", key, k.Provider)
+		}
+	}
+	for point := range m.Contributes {
+		if p := findPoint(s.Catalog, point); p != nil && p.Meta.MinContributorTrust > kernel.TrustAgent {
+			return fmt.Errorf("point %q is system-only", point)
+		}
+	}
+	return nil
+}
+
+func findKey(c kernel.Catalog, name string) *kernel.KeyView {
+	for i := range c.Keys {
+		if c.Keys[i].Name == name {
+			return &c.Keys[i]
+		}
+	}
+	return nil
+}
+
+func findPoint(c kernel.Catalog, name string) *kernel.PointView {
+	for i := range c.Points {
+		if c.Points[i].Name == name {
+			return &c.Points[i]
+		}
+	}
+	return nil
+}
+
+// sensitive returns why the submission needs a human: its sensitive
+// scopes, and the sensitive points it contributes to, declared or at load.
+func (j *Judge) sensitive(s *Submission) []string {
+	var reasons []string
+	for _, scope := range s.Manifest.Scopes {
+		if slices.Contains(j.opts.Policy.SensitiveScopes, scope) {
+			reasons = append(reasons, "scope "+scope)
+		}
+	}
+	points := slices.Clone(s.Load.Contributed)
+	for point := range s.Manifest.Contributes {
+		points = append(points, point)
+	}
+	slices.Sort(points)
+	for _, point := range slices.Compact(points) {
+		if slices.Contains(j.opts.Policy.SensitivePoints, point) {
+			reasons = append(reasons, "point "+point)
+		}
+	}
+	return reasons
+}

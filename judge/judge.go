@@ -1,0 +1,225 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// DefaultGateTimeout bounds each gate and each invariant.
+const DefaultGateTimeout = 10 * time.Second
+
+// Policy decides which plugins need a human.
+type Policy struct {
+	// SensitiveScopes and SensitivePoints replace the defaults when not nil.
+	SensitiveScopes []string
+	SensitivePoints []string
+	// AutoApprove mounts sensitive plugins without a human, and taints the
+	// kernel (kernel.TaintAutoApproval) the first time it does.
+	AutoApprove bool
+}
+
+// Options configure the judge.
+type Options struct {
+	// Executor runs the load gate's throwaway units. Without one every
+	// submission is rejected at the load gate.
+	Executor kernel.Executor
+	// Policy decides what needs approval.
+	Policy Policy
+	// GateTimeout bounds each gate and each invariant. Default DefaultGateTimeout.
+	GateTimeout time.Duration
+	// Now is the clock for approvals. Default time.Now.
+	Now func() time.Time
+	// Logger receives the judge's logs. Default: discarded.
+	Logger *slog.Logger
+}
+
+// Judge is the judge: a system plugin whose Service gates every agent
+// plugin before it mounts. Create it with New and install Plugin().
+type Judge struct {
+	opts   Options
+	active atomic.Pointer[epoch] // nil while the judge's fiber is not active
+}
+
+// epoch is the judge's state for one activation of its fiber. It is
+// rebuilt from the event log on every activation, so swapping it never
+// waits for a submission in flight (which may be waiting for the kernel).
+type epoch struct {
+	api *kernel.API
+
+	mu      sync.Mutex          // serializes submissions and decisions; guards the maps
+	pending map[string]Approval // by approval id
+	mounted map[string]string   // plugin id -> submission key of what the judge mounted
+}
+
+var _ Service = (*Judge)(nil)
+
+// New returns a judge. It does nothing until its plugin is activated.
+func New(opts Options) *Judge {
+	if opts.Policy.SensitiveScopes == nil {
+		opts.Policy.SensitiveScopes = DefaultSensitiveScopes
+	}
+	if opts.Policy.SensitivePoints == nil {
+		opts.Policy.SensitivePoints = DefaultSensitivePoints
+	}
+	if opts.GateTimeout <= 0 {
+		opts.GateTimeout = DefaultGateTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Judge{opts: opts}
+}
+
+// Plugin returns the judge's system plugin: it defines Key, GatePoint and
+// InvariantPoint (all system-only), contributes the built-in gates and
+// provides the Service.
+func (j *Judge) Plugin() kernel.Plugin {
+	return kernel.Plugin{
+		Manifest: kernel.Manifest{ID: ID, Version: "1", Description: "Gates, approves and mounts agent plugins",
+			Provide: []string{Key}},
+		Activate: j.activate,
+	}
+}
+
+func (j *Judge) activate(ctx context.Context, c *kernel.Context) error {
+	api := c.Kernel()
+	if api == nil {
+		return errors.New("the judge needs the system-only kernel API: install it as a system plugin")
+	}
+	system := kernel.KeyMeta{Description: "the judge's Service", MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem}
+	if err := errors.Join(
+		api.DefineKey(Key, system),
+		api.DefinePoint(GatePoint, kernel.PointMeta{Description: "judge.Gate", MinContributorTrust: kernel.TrustSystem, Validate: validateGate}),
+		api.DefinePoint(InvariantPoint, kernel.PointMeta{Description: "judge.Invariant", MinContributorTrust: kernel.TrustSystem, Validate: validateInvariant}),
+	); err != nil {
+		return err
+	}
+	pending, mounted, err := fold(ctx, api.Kernel)
+	if err != nil {
+		return err
+	}
+	for _, g := range j.builtinGates() {
+		if _, err := c.Contribute(GatePoint, g); err != nil {
+			return err
+		}
+	}
+	if err := c.Provide(Key, Service(j)); err != nil {
+		return err
+	}
+	s := &epoch{api: api, pending: pending, mounted: mounted}
+	j.active.Store(s)
+	return c.OnUndo("judge epoch", func() error {
+		j.active.CompareAndSwap(s, nil)
+		return nil
+	})
+}
+
+func validateGate(item any) error {
+	g, ok := item.(Gate)
+	if !ok || g.Name == "" || g.Check == nil {
+		return fmt.Errorf("a gate must be a judge.Gate with a name and a Check, not %T", item)
+	}
+	return nil
+}
+
+func validateInvariant(item any) error {
+	inv, ok := item.(Invariant)
+	if !ok || inv.Name == "" || inv.Check == nil {
+		return fmt.Errorf("an invariant must be a judge.Invariant with a name and a Check, not %T", item)
+	}
+	return nil
+}
+
+// begin returns the active epoch, locked; the caller unlocks it.
+func (j *Judge) begin() (*epoch, error) {
+	s := j.active.Load()
+	if s != nil {
+		s.mu.Lock()
+		if j.active.Load() == s {
+			return s, nil
+		}
+		s.mu.Unlock()
+	}
+	return nil, &kernel.Error{Code: kernel.CodeLifecycle, Op: "judge", Fiber: ID, Message: "the judge is not active"}
+}
+
+// Pending implements Service.
+func (j *Judge) Pending() []Approval {
+	s, err := j.begin()
+	if err != nil {
+		return []Approval{}
+	}
+	defer s.mu.Unlock()
+	out := make([]Approval, 0, len(s.pending))
+	for _, a := range s.pending {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b Approval) int {
+		if c := a.Requested.Compare(b.Requested); c != 0 {
+			return c
+		}
+		return cmpString(a.ID, b.ID)
+	})
+	return out
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// gates returns the gates to run: the judge's own first, in their order,
+// then the others in the order they were contributed.
+func gates(k *kernel.Kernel) []Gate {
+	var own, others []Gate
+	for _, c := range k.Contributions(GatePoint) {
+		g, ok := c.Item.(Gate)
+		if !ok {
+			continue
+		}
+		if c.Fiber == ID {
+			own = append(own, g)
+		} else {
+			others = append(others, g)
+		}
+	}
+	return append(own, others...)
+}
+
+// runChecked runs fn under the gate timeout; an error, a panic or a timeout
+// is a refusal. A check that ignores its context is abandoned, not waited for.
+func (j *Judge) runChecked(ctx context.Context, name string, fn func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, j.opts.GateTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("%s panicked: %v", name, r)
+			}
+		}()
+		done <- fn(ctx)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%s did not finish within %s: %w", name, j.opts.GateTimeout, ctx.Err())
+	}
+}
