@@ -1,0 +1,161 @@
+package baseline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sms-baseline/sms/contracts"
+	gojaexec "github.com/sms-baseline/sms/drivers/executor/goja"
+	"github.com/sms-baseline/sms/drivers/store/sqlite"
+	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi"
+	"github.com/sms-baseline/sms/plugins/collections"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
+	"github.com/sms-baseline/sms/plugins/scheduler"
+)
+
+// DatabasePluginID is the id of the plugin that provides contracts.DatabaseKey.
+const DatabasePluginID = "sms.database"
+
+// Options configure New. Every field is optional.
+type Options struct {
+	// Name names the kernel in logs and the admin API. Default "kernel".
+	Name string
+	// Store is where the kernel persists. Default: a private in-memory
+	// SQLite database, closed by Close. A given Store is closed by Close too.
+	Store contracts.Store
+	// Executor runs agent plugins. Default: the in-process goja executor.
+	Executor kernel.Executor
+	// Policy is the judge's approval policy.
+	Policy judge.Policy
+	// AdminToken guards the admin API's mutating routes; empty leaves them open.
+	AdminToken string
+	// Plugins are the application's own system plugins, installed last.
+	Plugins []kernel.Plugin
+	// Logger receives the kernel's and plugins' logs. Default: discarded.
+	Logger *slog.Logger
+}
+
+// Baseline is a running kernel server.
+type Baseline struct {
+	Kernel *kernel.Kernel
+	Store  contracts.Store
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// systemPlugins returns the system plugins in install order.
+func systemPlugins(opts Options) []kernel.Plugin {
+	db := opts.Store.Database()
+	return []kernel.Plugin{
+		{
+			Manifest: kernel.Manifest{ID: DatabasePluginID, Version: "1", Provide: []string{contracts.DatabaseKey},
+				Description: "Provides the tenant's database"},
+			Activate: func(_ context.Context, c *kernel.Context) error {
+				if err := c.Kernel().DefineKey(contracts.DatabaseKey, contracts.DatabaseKeyMeta); err != nil {
+					return err
+				}
+				return c.Provide(contracts.DatabaseKey, db)
+			},
+		},
+		smshttp.Plugin(),
+		collections.Plugin(),
+		scheduler.Plugin(),
+		judge.New(judge.Options{Executor: opts.Executor, Policy: opts.Policy, Logger: opts.Logger}).Plugin(),
+		adminapi.Plugin(adminapi.Options{Token: opts.AdminToken}),
+	}
+}
+
+// New boots a kernel server: it installs the system plugins and opts.Plugins,
+// restores agent plugins from the store's event log, and checks that every
+// system plugin is active. On error everything New opened is closed.
+func New(ctx context.Context, opts Options) (*Baseline, error) {
+	opened := opts.Store == nil
+	if opened {
+		st, err := sqlite.OpenStore(ctx, sqlite.Memory)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: open in-memory store: %w", err)
+		}
+		opts.Store = st
+	}
+	if opts.Executor == nil {
+		opts.Executor = gojaexec.New(gojaexec.Options{Logger: opts.Logger})
+	}
+	b := &Baseline{Store: opts.Store}
+	b.Kernel = kernel.New(kernel.Options{Name: opts.Name, Log: opts.Store.Log(), Blobs: opts.Store.Blobs(),
+		Executor: opts.Executor, Logger: opts.Logger})
+	if err := b.boot(ctx, opts); err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	return b, nil
+}
+
+func (b *Baseline) boot(ctx context.Context, opts Options) error {
+	system := systemPlugins(opts)
+	for _, p := range append(system, opts.Plugins...) {
+		if err := b.Kernel.Install(p); err != nil {
+			return fmt.Errorf("baseline: install %s: %w", p.Manifest.ID, err)
+		}
+	}
+	restoreErr := b.Kernel.Restore(ctx)
+	var down []string
+	for _, p := range system {
+		if v, _ := b.Kernel.Fiber(p.Manifest.ID); v.State != kernel.StateActive {
+			down = append(down, fmt.Sprintf("%s (%s%s)", v.ID, v.State, errSuffix(v.Error)))
+		}
+	}
+	if len(down) > 0 {
+		return fmt.Errorf("baseline: system plugins not active: %s", strings.Join(down, ", "))
+	}
+	if restoreErr != nil && opts.Logger != nil {
+		opts.Logger.Warn("Some plugins failed to activate on restore", "kernel", b.Kernel.Name(), "error", restoreErr)
+	}
+	return nil
+}
+
+func errSuffix(e string) string {
+	if e == "" {
+		return ""
+	}
+	return ": " + e
+}
+
+// ServeHTTP serves every route through the http plugin active right now.
+func (b *Baseline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	v, err := b.Kernel.GetValue(smshttp.Key)
+	if err != nil {
+		smshttp.WriteError(w, smshttp.Errorf(smshttp.KindInternal, "the http plugin is not active"))
+		return
+	}
+	v.(smshttp.Service).ServeHTTP(w, r)
+}
+
+// Handler returns b as an http.Handler.
+func (b *Baseline) Handler() http.Handler { return b }
+
+// Tick runs the scheduler's due jobs at now.
+func (b *Baseline) Tick(ctx context.Context, now time.Time) error {
+	v, err := b.Kernel.GetValue(scheduler.Key)
+	if err != nil {
+		return fmt.Errorf("baseline: tick: %w", err)
+	}
+	return v.(scheduler.Service).Tick(ctx, now)
+}
+
+// Close closes the store. It is safe to call more than once.
+func (b *Baseline) Close() error {
+	b.closeOnce.Do(func() {
+		if b.Store != nil {
+			b.closeErr = b.Store.Close()
+		}
+	})
+	return b.closeErr
+}

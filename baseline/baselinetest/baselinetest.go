@@ -1,0 +1,101 @@
+package baselinetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/sms-baseline/sms/baseline"
+	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// Options configure New.
+type Options struct {
+	// Plugins are the application's system plugins.
+	Plugins []kernel.Plugin
+	// AutoApprove mounts sensitive agent plugins without a human.
+	AutoApprove bool
+	// AdminToken guards the admin API; empty leaves it open.
+	AdminToken string
+}
+
+// Env is a running test kernel server, closed when the test ends.
+type Env struct {
+	*baseline.Baseline
+	t testing.TB
+}
+
+// New boots a kernel server for t and closes it when t ends.
+func New(t testing.TB, opts Options) *Env {
+	t.Helper()
+	b, err := baseline.New(context.Background(), baseline.Options{
+		Name: "test", Plugins: opts.Plugins, AdminToken: opts.AdminToken,
+		Policy: judge.Policy{AutoApprove: opts.AutoApprove},
+	})
+	if err != nil {
+		t.Fatalf("baselinetest: boot: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("baselinetest: close: %v", err)
+		}
+	})
+	return &Env{Baseline: b, t: t}
+}
+
+// Response is what Call returns: the status, the raw body and, when the
+// body is JSON, its decoded value.
+type Response struct {
+	Status int
+	Body   []byte
+	JSON   any
+}
+
+// Call sends a request to the server: GET when body is nil, POST with body
+// as JSON otherwise. Use Do for other methods or headers.
+func (e *Env) Call(path string, body any) Response {
+	e.t.Helper()
+	method := http.MethodGet
+	if body != nil {
+		method = http.MethodPost
+	}
+	return e.Do(method, path, body, nil)
+}
+
+// Do sends a request with the given method, JSON body (nil for none) and
+// headers.
+func (e *Env) Do(method, path string, body any, header http.Header) Response {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			e.t.Fatalf("baselinetest: encode body: %v", err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	r := Response{Status: rec.Code, Body: rec.Body.Bytes()}
+	_ = json.Unmarshal(r.Body, &r.JSON) // not JSON: JSON stays nil
+	return r
+}
+
+// Tick runs the scheduler's due jobs at now.
+func (e *Env) Tick(now time.Time) {
+	e.t.Helper()
+	if err := e.Baseline.Tick(context.Background(), now); err != nil {
+		e.t.Fatalf("baselinetest: tick: %v", err)
+	}
+}

@@ -1,0 +1,17 @@
+// Package baseline is ring 3: the composition root that turns the kernel,
+// the drivers and the system plugins into one running kernel server.
+//
+// New installs, in order, the database key, http, collections, scheduler,
+// the judge and the admin API, then the application's own plugins; it
+// restores agent plugins from the event log and fails unless every system
+// plugin is active. The result serves HTTP through Handler and runs due
+// schedules through Tick.
+//
+// Invariants:
+//   - the store is the only state: a Baseline built on the same store
+//     restores exactly the plugins, enabled flags and collections that were
+//     there before;
+//   - Handler always dispatches to the http plugin active at the time of the
+//     request, so a re-activated http plugin is served without a restart;
+//   - Close closes what New opened, once.
+package baseline

@@ -1,0 +1,272 @@
+package baseline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/drivers/store/postgres"
+	"github.com/sms-baseline/sms/drivers/store/sqlite"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
+)
+
+// TenantHeader is the default request header naming the tenant.
+const TenantHeader = "X-Tenant"
+
+// ValidTenant reports whether id is a tenant id: it becomes a file or
+// schema name, so it is 1-63 characters of a-z, 0-9, '_' and '-', starting
+// with a letter or digit.
+func ValidTenant(id string) bool {
+	if id == "" || len(id) > 63 || !isLowerAlnum(id[0]) {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		if !isLowerAlnum(id[i]) && id[i] != '_' && id[i] != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isLowerAlnum(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' }
+
+// PoolOptions configure a TenantPool.
+type PoolOptions struct {
+	// Open opens a tenant's store. SQLiteStores and PostgresStores build one.
+	Open func(ctx context.Context, tenant string) (contracts.Store, error)
+	// Base is the configuration every tenant's kernel starts from; its Name
+	// and Store are set per tenant.
+	Base Options
+	// Header names the tenant in requests. Default TenantHeader. A request
+	// without it is resolved by its subdomain (acme.example.com,
+	// acme.localhost); a bare domain or an IP address names no tenant.
+	Header string
+	// IdleAfter is how long a tenant may go without requests before
+	// EvictIdle closes it; zero keeps tenants until Evict or Close.
+	IdleAfter time.Duration
+	// Now is the clock for idleness. Default time.Now.
+	Now func() time.Time
+}
+
+// SQLiteStores opens one SQLite file per tenant, dir/<tenant>.db.
+func SQLiteStores(dir string) func(context.Context, string) (contracts.Store, error) {
+	return func(ctx context.Context, tenant string) (contracts.Store, error) {
+		return sqlite.OpenStore(ctx, filepath.Join(dir, tenant+".db"))
+	}
+}
+
+// PostgresStores opens one schema per tenant on the server at url, named
+// prefix + tenant with '-' turned into '_'.
+func PostgresStores(url, prefix string) func(context.Context, string) (contracts.Store, error) {
+	return func(ctx context.Context, tenant string) (contracts.Store, error) {
+		schema := prefix + strings.ReplaceAll(tenant, "-", "_")
+		return postgres.OpenStore(ctx, postgres.Options{URL: url, Schema: schema})
+	}
+}
+
+// TenantPool runs one kernel per tenant, booted on first use. It is safe
+// for concurrent use.
+type TenantPool struct {
+	opts PoolOptions
+
+	mu      sync.Mutex
+	tenants map[string]*tenantEntry
+	closed  bool
+}
+
+type tenantEntry struct {
+	ready chan struct{} // closed when the boot ended
+	b     *Baseline
+	err   error
+	used  time.Time
+}
+
+// NewTenantPool returns an empty pool.
+func NewTenantPool(opts PoolOptions) *TenantPool {
+	if opts.Header == "" {
+		opts.Header = TenantHeader
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &TenantPool{opts: opts, tenants: map[string]*tenantEntry{}}
+}
+
+// ErrPoolClosed is returned by Get after Close.
+var ErrPoolClosed = errors.New("tenant pool is closed")
+
+// Get returns the tenant's kernel server, booting it on first use. Callers
+// asking while it boots wait for that boot; a failed boot is reported to
+// them and retried by the next Get.
+func (p *TenantPool) Get(ctx context.Context, tenant string) (*Baseline, error) {
+	if !ValidTenant(tenant) {
+		return nil, fmt.Errorf("tenant pool: invalid tenant id %q: want 1-63 of a-z, 0-9, _ and -, starting with a letter or digit", tenant)
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrPoolClosed
+	}
+	e, ok := p.tenants[tenant]
+	if !ok {
+		e = &tenantEntry{ready: make(chan struct{})}
+		p.tenants[tenant] = e
+		go p.boot(tenant, e)
+	}
+	e.used = p.opts.Now()
+	p.mu.Unlock()
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return e.b, e.err
+}
+
+// boot runs detached from any one request, so a cancelled request does not
+// abort a boot others wait for.
+func (p *TenantPool) boot(tenant string, e *tenantEntry) {
+	ctx := context.Background()
+	st, err := p.opts.Open(ctx, tenant)
+	if err == nil {
+		opts := p.opts.Base
+		opts.Name, opts.Store = tenant, st
+		e.b, err = New(ctx, opts)
+	}
+	if err != nil {
+		e.err = fmt.Errorf("tenant %s: %w", tenant, err)
+		p.mu.Lock()
+		if p.tenants[tenant] == e {
+			delete(p.tenants, tenant) // the next Get retries
+		}
+		p.mu.Unlock()
+	}
+	close(e.ready)
+}
+
+// Tenants lists the tenants whose kernels are running, sorted.
+func (p *TenantPool) Tenants() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for id, e := range p.tenants {
+		select {
+		case <-e.ready:
+			if e.err == nil {
+				out = append(out, id)
+			}
+		default:
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Evict closes a tenant's kernel; the next request boots it again from
+// its store.
+func (p *TenantPool) Evict(tenant string) error {
+	p.mu.Lock()
+	e := p.tenants[tenant]
+	delete(p.tenants, tenant)
+	p.mu.Unlock()
+	return closeEntry(e)
+}
+
+// EvictIdle evicts every tenant idle for IdleAfter or longer and returns
+// their ids.
+func (p *TenantPool) EvictIdle() ([]string, error) {
+	if p.opts.IdleAfter <= 0 {
+		return nil, nil
+	}
+	now := p.opts.Now()
+	p.mu.Lock()
+	var idle []string
+	for id, e := range p.tenants {
+		if now.Sub(e.used) >= p.opts.IdleAfter {
+			idle = append(idle, id)
+		}
+	}
+	p.mu.Unlock()
+	slices.Sort(idle)
+	var errs []error
+	for _, id := range idle {
+		errs = append(errs, p.Evict(id))
+	}
+	return idle, errors.Join(errs...)
+}
+
+// Close closes every tenant's kernel; Get fails afterwards.
+func (p *TenantPool) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	entries := p.tenants
+	p.tenants = map[string]*tenantEntry{}
+	p.mu.Unlock()
+	var errs []error
+	for _, e := range entries {
+		errs = append(errs, closeEntry(e))
+	}
+	return errors.Join(errs...)
+}
+
+func closeEntry(e *tenantEntry) error {
+	if e == nil {
+		return nil
+	}
+	<-e.ready
+	if e.b == nil {
+		return nil
+	}
+	return e.b.Close()
+}
+
+// Resolve returns the tenant a request is for: the tenant header, or else
+// the first label of a subdomain host (acme.localhost, acme.example.com).
+func (p *TenantPool) Resolve(r *http.Request) string {
+	if t := r.Header.Get(p.opts.Header); t != "" {
+		return t
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if net.ParseIP(host) != nil {
+		return ""
+	}
+	// acme.localhost, or acme.example.com: a subdomain of a domain. A bare
+	// domain (example.com) names no tenant.
+	label, rest, ok := strings.Cut(strings.ToLower(host), ".")
+	if ok && label != "" && (rest == "localhost" || strings.Count(rest, ".") >= 1) {
+		return label
+	}
+	return ""
+}
+
+// ServeHTTP routes the request to its tenant's kernel; a request naming no
+// tenant, or an invalid one, is a 400.
+func (p *TenantPool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tenant := p.Resolve(r)
+	if tenant == "" {
+		smshttp.WriteError(w, smshttp.Errorf(smshttp.KindValidation,
+			"no tenant: send the "+p.opts.Header+" header or use a tenant subdomain such as acme.localhost"))
+		return
+	}
+	if !ValidTenant(tenant) {
+		smshttp.WriteError(w, smshttp.Errorf(smshttp.KindValidation, fmt.Sprintf("invalid tenant id %q", tenant)))
+		return
+	}
+	b, err := p.Get(r.Context(), tenant)
+	if err != nil {
+		smshttp.WriteError(w, err)
+		return
+	}
+	b.ServeHTTP(w, r)
+}
