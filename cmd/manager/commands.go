@@ -14,7 +14,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSandboxCommand())
+	root.AddCommand(newKernelCommand(), newSandboxCommand())
 	return root
 }
 

@@ -1,0 +1,150 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// manager is the path of the binary built by TestMain.
+var manager string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sms-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	manager = filepath.Join(dir, "manager")
+	build := exec.Command("go", "build", "-o", manager, "../../cmd/manager")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build manager:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// kernelProc is one running `manager kernel`.
+type kernelProc struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	url  string
+	log  *bytes.Buffer
+	args []string
+}
+
+// start runs `manager kernel` with args on a free loopback port and waits
+// until /healthz answers.
+func start(t *testing.T, args ...string) *kernelProc {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	p := &kernelProc{t: t, url: "http://" + addr, log: &bytes.Buffer{}, args: args}
+	p.cmd = exec.Command(manager, append([]string{"kernel", "--listen", addr}, args...)...)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+	})
+	for range 200 {
+		if resp, err := http.Get(p.url + "/healthz"); err == nil {
+			_ = resp.Body.Close()
+			return p
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("manager kernel did not become healthy:\n%s", p.log)
+	return nil
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func (p *kernelProc) stop() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		p.t.Fatalf("manager kernel exited with %v:\n%s", err, p.log)
+	}
+}
+
+// restart stops the process and starts a new one with the same arguments.
+func (p *kernelProc) restart() *kernelProc {
+	p.t.Helper()
+	p.stop()
+	return start(p.t, p.args...)
+}
+
+// reply is an HTTP answer.
+type reply struct {
+	status int
+	text   string
+	json   map[string]any
+}
+
+func (r reply) str(key string) string { s, _ := r.json[key].(string); return s }
+
+func (r reply) kind() string {
+	e, _ := r.json["error"].(map[string]any)
+	k, _ := e["kind"].(string)
+	return k
+}
+
+// call is one request: a body that is a string is sent as is, anything
+// else as JSON.
+type call struct {
+	method, path, token string
+	body                any
+}
+
+func (p *kernelProc) do(c call) reply {
+	p.t.Helper()
+	var rd io.Reader
+	switch b := c.body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, _ := json.Marshal(b)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(c.method, p.url+c.path, rd)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatalf("%s %s: %v", c.method, c.path, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, _ := io.ReadAll(resp.Body)
+	r := reply{status: resp.StatusCode, text: strings.TrimSpace(string(raw))}
+	_ = json.Unmarshal(raw, &r.json)
+	return r
+}
