@@ -301,3 +301,21 @@ func TestHealthReadyMetrics(t *testing.T) {
 		t.Fatalf("catalog = %d %.200s", r.status, r.text)
 	}
 }
+
+// A JSON body sent with curl's default form content type is still read as
+// JSON. Seen failing with bodyJSON re-encoding the string.
+func TestFormEncodedJSONBody(t *testing.T) {
+	f := setup(t, adminapi.Options{})
+	raw, _ := json.Marshal(routePlugin("1"))
+	req, _ := http.NewRequest("POST", f.srv.URL+"/api/plugins", strings.NewReader(string(raw)))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"status":"pending"`) {
+		t.Fatalf("form-encoded submit = %d %s, want a pending verdict", resp.StatusCode, body)
+	}
+}

@@ -71,9 +71,24 @@ func (a *admin) state(context.Context, *smshttp.Request) (*smshttp.Response, err
 	return smshttp.JSON(v), nil
 }
 
+// bodyJSON returns the request body as JSON text. A body sent with another
+// content type (curl -d sends form encoding) arrives as a string and is
+// taken as the JSON it holds.
+func bodyJSON(r *smshttp.Request) []byte {
+	switch b := r.Body.(type) {
+	case nil:
+		return nil
+	case string:
+		return []byte(b)
+	default:
+		raw, _ := json.Marshal(b) // decoded from JSON, so it encodes again
+		return raw
+	}
+}
+
 func (a *admin) submit(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
-	raw, err := json.Marshal(r.Body)
-	if err != nil || r.Body == nil {
+	raw := bodyJSON(r)
+	if raw == nil {
 		return nil, smshttp.Errorf(smshttp.KindValidation, `the body must be {"manifest":{...},"code":"..."}`)
 	}
 	p, err := judge.DecodePlugin(raw)
@@ -128,8 +143,7 @@ type decision struct {
 func (a *admin) decide(approve bool) smshttp.Handler {
 	return func(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
 		var d decision
-		if r.Body != nil {
-			raw, _ := json.Marshal(r.Body)
+		if raw := bodyJSON(r); raw != nil {
 			if err := json.Unmarshal(raw, &d); err != nil {
 				return nil, smshttp.Errorf(smshttp.KindValidation, `the body is {"by":"...","codeHash":"..."}: `+err.Error())
 			}
