@@ -1,0 +1,90 @@
+package baseline_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sms-baseline/sms/baseline"
+	"github.com/sms-baseline/sms/judge"
+)
+
+// routeCode is an agent plugin serving GET /r<i>/:x.
+func routeCode(i int) string {
+	return fmt.Sprintf(`export default async function activate(cap) {
+  await cap.contribute('route', { method: 'GET', path: '/r%d/:x', handler: async (req) => ({ body: { x: req.params.x } }) })
+}`, i)
+}
+
+// BenchmarkServe measures requests per second and the 99th percentile
+// latency over loopback HTTP, with 100 agent plugins mounted, for the admin
+// state and for one agent route. Clients run in parallel with keep-alive.
+func BenchmarkServe(b *testing.B) {
+	ctx := context.Background()
+	bl, err := baseline.New(ctx, baseline.Options{Policy: judge.Policy{AutoApprove: true}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = bl.Close() }()
+	srv := httptest.NewServer(bl)
+	defer srv.Close()
+	for i := range 100 {
+		body := fmt.Sprintf(`{"manifest":{"id":"agent.r%d","version":"1"},"code":%q}`, i, routeCode(i))
+		resp, err := http.Post(srv.URL+"/api/plugins", "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if !strings.Contains(string(raw), `"status":"mounted"`) {
+			b.Fatalf("plugin %d: %s", i, raw)
+		}
+	}
+	for _, path := range []string{"/api/state", "/r42/hello"} {
+		b.Run(strings.ReplaceAll(strings.Trim(path, "/"), "/", "_"), func(b *testing.B) { load(b, srv.URL+path) })
+	}
+}
+
+// load sends GET url from parallel clients and reports req/s and p99.
+func load(b *testing.B, url string) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	var mu sync.Mutex
+	var all []time.Duration
+	start := time.Now()
+	b.SetParallelism(4)
+	b.RunParallel(func(pb *testing.PB) {
+		var mine []time.Duration
+		for pb.Next() {
+			t0 := time.Now()
+			resp, err := client.Get(url)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Errorf("GET %s = %d", url, resp.StatusCode)
+				return
+			}
+			mine = append(mine, time.Since(t0))
+		}
+		mu.Lock()
+		all = append(all, mine...)
+		mu.Unlock()
+	})
+	elapsed := time.Since(start)
+	if len(all) == 0 {
+		return
+	}
+	slices.Sort(all)
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+}
