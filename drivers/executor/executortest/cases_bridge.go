@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -20,6 +21,7 @@ var bridgeCases = []testCase{
 	{"FunctionsAcrossPlugins", testFunctionsAcrossPlugins},
 	{"ReentrantCall", testReentrantCall},
 	{"ContextReachesHostCalls", testContextReachesHost},
+	{"HostCallsRunConcurrently", testHostCallsConcurrent},
 	{"ConcurrentCallsAreSerialized", testConcurrentCalls},
 	{"UnawaitedCallFinishesWithActivation", testUnawaitedCall},
 	{"DisposedFunctionsFail", testDisposal},
@@ -172,6 +174,26 @@ func testContextReachesHost(t *testing.T, f Factory) {
 		t.Fatal(err)
 	}
 	wantEqual(t, "value seen by the service", out, "marker")
+}
+
+// Host calls a handler starts together are made concurrently: two that
+// each wait for the other both return.
+// Seen failing (goja) with a waiting caller making all of its job's host
+// calls itself, one after another, and (isolated) with the parent queueing
+// the second call behind the first on a buffered channel.
+func testHostCallsConcurrent(t *testing.T, f Factory) {
+	env := NewEnv(t, f(t, normal))
+	m := agent("agent.meet")
+	m.Inject = []string{KeyService}
+	mustMount(t, env.K, m, toolPlugin("meet", `async () => Promise.all([cap.invoke('svc', 'meet'), cap.invoke('svc', 'meet')])`))
+	// A guard against hanging when the calls wait in line, not a measurement.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := tool(t, env.K, "meet")(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEqual(t, "meet()", out, []any{"met", "met"})
 }
 
 // Concurrent calls on one unit never run its JavaScript at the same time:

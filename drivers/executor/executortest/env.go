@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -37,8 +38,9 @@ func WithValue(ctx context.Context, v string) context.Context {
 
 // Service is the Invoker the suite provides under KeyService.
 type Service struct {
-	mu    sync.Mutex
-	calls int
+	mu      sync.Mutex
+	calls   int
+	waiting chan struct{} // a "meet" call waiting for the next one
 }
 
 // Invoke implements kernel.Invoker.
@@ -63,8 +65,31 @@ func (s *Service) Invoke(ctx context.Context, method string, args []any) (any, e
 		return v, nil
 	case "fail":
 		return nil, errors.New("the service failed on purpose")
+	case "meet":
+		return s.meet(ctx)
 	}
 	return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "no method " + method}
+}
+
+// meet returns once another "meet" call has arrived: two calls that each
+// wait for the other, which only works if they are made concurrently.
+func (s *Service) meet(ctx context.Context) (any, error) {
+	s.mu.Lock()
+	if s.waiting != nil {
+		close(s.waiting)
+		s.waiting = nil
+		s.mu.Unlock()
+		return "met", nil
+	}
+	ch := make(chan struct{})
+	s.waiting = ch
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return "met", nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("meet: nobody came: %w", ctx.Err())
+	}
 }
 
 // Calls returns how many times the service was invoked.

@@ -53,7 +53,7 @@ func (u *unit) hostFunc(call js.FunctionCall) js.Value {
 		call := &hostCallState{j: j, host: host, req: req, resolve: resolve, reject: reject}
 		if async, ok := host.(AsyncHost); ok {
 			async.StartHost(j.ctx, req, func(raw json.RawMessage, err error) { u.answer(call, raw, err) })
-		} else {
+		} else if !u.offer(call) {
 			hostWorkers.run(func() { u.perform(call) })
 		}
 	}
@@ -126,7 +126,12 @@ func (u *unit) perform(c *hostCallState) {
 // answer posts a host call's answer to the loop, where it becomes a
 // JavaScript value.
 func (u *unit) answer(c *hostCallState, raw json.RawMessage, err error) {
-	u.post(func() {
+	u.post(u.answerSlice(c, raw, err))
+}
+
+// answerSlice returns the loop's work for a host call's answer.
+func (u *unit) answerSlice(c *hostCallState, raw json.RawMessage, err error) func() {
+	return func() {
 		c.j.inflight--
 		u.slice(c.j, func() error {
 			if err != nil {
@@ -138,7 +143,7 @@ func (u *unit) answer(c *hostCallState, raw json.RawMessage, err error) {
 			}
 			return c.resolve(v)
 		})
-	})
+	}
 }
 
 func hostCall(ctx context.Context, host kernel.HostBridge, req HostCall) (raw json.RawMessage, err error) {

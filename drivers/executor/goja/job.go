@@ -32,6 +32,14 @@ type job struct {
 
 	activation bool // its outcome is not a value to report
 
+	// A job whose caller waits for it (Activate, Call) has a kick channel:
+	// host calls made on its behalf are left in tasks for that caller to
+	// make, one at a time, and kick wakes it. Guarded by the unit's mu.
+	kick       chan struct{}
+	tasks      []*hostCallState
+	inline     bool // the caller is making one of the job's host calls
+	callerGone bool // the caller stopped waiting: host calls go to workers
+
 	// Loop goroutine only.
 	started  bool        // its first slice ran
 	promise  *js.Promise // the promise of its outcome, or nil
@@ -59,20 +67,100 @@ func (j *job) finish(raw string, err error) {
 	})
 }
 
-// wait starts j and waits for its outcome.
+// wait starts j and waits for its outcome, driving the loop itself and
+// making the job's host calls while it waits.
 func (u *unit) wait(j *job, first func() error) (string, error) {
 	res := make(chan result, 1)
 	j.done = func(raw string, err error) { res <- result{raw: raw, err: err} }
-	u.start(j, first)
-	r := <-res
-	return r.raw, r.err
+	j.kick = make(chan struct{}, 1)
+	u.start(j, first, false)
+	u.drive(j)
+	for {
+		if c := u.takeTask(j); c != nil {
+			raw, err := hostCall(c.j.ctx, c.host, c.req)
+			u.enqueue(u.answerSlice(c, raw, err), false)
+			u.endTask(j)
+			u.drive(j)
+			continue
+		}
+		select {
+		case r := <-res:
+			u.leave(j)
+			return r.raw, r.err
+		case <-u.wake:
+			u.drive(j)
+		case <-j.kick:
+		}
+	}
 }
 
-// start posts j's first slice. The job then runs until its outcome is known,
+// offer leaves a host call of j for j's waiting caller to make, and
+// reports false when the caller cannot take it now (it is making another
+// one, or is gone), so that the call goes to a worker instead.
+func (u *unit) offer(c *hostCallState) bool {
+	j := c.j
+	if j.kick == nil {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if j.inline || j.callerGone {
+		return false
+	}
+	j.tasks = append(j.tasks, c)
+	select {
+	case j.kick <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// takeTask returns a host call for j's caller to make now, handing any
+// other pending one to a worker: host calls that wait on each other must
+// not wait in line.
+func (u *unit) takeTask(j *job) *hostCallState {
+	u.mu.Lock()
+	tasks := j.tasks
+	j.tasks = nil
+	if len(tasks) > 0 {
+		j.inline = true
+	}
+	u.mu.Unlock()
+	if len(tasks) == 0 {
+		return nil
+	}
+	for _, c := range tasks[1:] {
+		hostWorkers.run(func() { u.perform(c) })
+	}
+	return tasks[0]
+}
+
+// endTask records that j's caller finished the host call it was making.
+func (u *unit) endTask(j *job) {
+	u.mu.Lock()
+	j.inline = false
+	u.mu.Unlock()
+}
+
+// leave records that j's caller stopped waiting; host calls still left
+// for it go to workers.
+func (u *unit) leave(j *job) {
+	u.mu.Lock()
+	j.callerGone = true
+	tasks := j.tasks
+	j.tasks = nil
+	u.mu.Unlock()
+	for _, c := range tasks {
+		hostWorkers.run(func() { u.perform(c) })
+	}
+}
+
+// start posts j's first slice, waking a driver if wake is set (otherwise
+// the caller drives next). The job then runs until its outcome is known,
 // its deadline passes, its context ends or the unit closes; in the last
 // three cases its JavaScript is interrupted if it is running. Host calls
 // made on its behalf get its context, deadline included.
-func (u *unit) start(j *job, first func() error) {
+func (u *unit) start(j *job, first func() error, wake bool) {
 	if err := u.stoppedErr(); err != nil {
 		j.finish("", fmt.Errorf("%s: %w", j.what, err))
 		return
@@ -96,9 +184,8 @@ func (u *unit) start(j *job, first func() error) {
 	if !closed {
 		u.active[j] = struct{}{}
 		u.queue = append(u.queue, func() { u.slice(j, first) })
-		select {
-		case u.wake <- struct{}{}:
-		default:
+		if wake && !u.driving {
+			u.signal()
 		}
 	}
 	u.mu.Unlock()

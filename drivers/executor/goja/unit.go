@@ -13,11 +13,15 @@ import (
 	"github.com/sms-baseline/sms/kernel"
 )
 
-// unit is one loaded agent plugin: a goja runtime owned by one goroutine,
-// the loop. Activate and Call post jobs to the loop and wait for them
-// (StartCall does not wait); host calls made by JavaScript run on worker
-// goroutines, or are started by an AsyncHost, and post their results back,
-// so the loop is never blocked on the host and a host call that calls back
+// unit is one loaded agent plugin: a goja runtime driven by one goroutine
+// at a time. Work for the runtime is posted to a queue; whoever drives the
+// loop runs it. Activate and Call post their job and drive the loop
+// themselves while they wait, so an uncontended call runs on its caller's
+// goroutine; the unit's own loop goroutine drives when nobody else does
+// (StartCall, and answers arriving while no caller waits). Host calls made
+// by JavaScript are started by an AsyncHost, made by the waiting caller of
+// the job they serve while it is not driving, or made on worker goroutines;
+// the loop is never held during a host call, so a host call that calls back
 // into this unit (a re-entrant Call) is served meanwhile.
 type unit struct {
 	plugin      string
@@ -25,7 +29,7 @@ type unit struct {
 	opts        Options
 	deadlineErr error
 
-	// Owned by the loop goroutine once it started.
+	// Owned by the goroutine driving the loop.
 	rt        *js.Runtime
 	h         harness
 	jobs      map[*job]struct{}        // jobs whose outcome has not been reported
@@ -39,6 +43,7 @@ type unit struct {
 
 	mu      sync.Mutex // guards the fields below
 	queue   []func()
+	driving bool              // a goroutine is running the queue
 	active  map[*job]struct{} // started and not finished
 	closed  bool
 	stopped error // set once JavaScript ended with an uncatchable error
@@ -147,7 +152,7 @@ func (u *unit) StartCall(ctx context.Context, fn string, args json.RawMessage, d
 		}
 		done(json.RawMessage(raw), nil)
 	}
-	u.start(j, u.callStart(j, fn, args))
+	u.start(j, u.callStart(j, fn, args), true)
 }
 
 // callStart returns the first slice of a call.
@@ -204,32 +209,60 @@ func (u *unit) Close() error {
 	return nil
 }
 
+// post queues fn for the loop and wakes a driver if none is running.
 func (u *unit) post(fn func()) bool {
+	return u.enqueue(fn, true)
+}
+
+// enqueue queues fn. With wake false the caller must drive the loop next,
+// so that queued work never waits without a driver.
+func (u *unit) enqueue(fn func(), wake bool) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.closed {
 		return false
 	}
 	u.queue = append(u.queue, fn)
-	select {
-	case u.wake <- struct{}{}:
-	default:
+	if wake && !u.driving {
+		u.signal()
 	}
 	return true
 }
 
-func (u *unit) next() func() {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if len(u.queue) == 0 {
-		return nil
+// signal wakes one goroutine waiting to drive (u.mu held).
+func (u *unit) signal() {
+	select {
+	case u.wake <- struct{}{}:
+	default:
 	}
-	fn := u.queue[0]
-	u.queue[0] = nil
-	u.queue = u.queue[1:]
-	return fn
 }
 
+// drive runs queued work on the calling goroutine until none is left, or
+// until mine (when not nil) has finished; it returns at once when another
+// goroutine drives. Work left behind wakes another driver.
+func (u *unit) drive(mine *job) {
+	u.mu.Lock()
+	if u.driving {
+		u.mu.Unlock()
+		return
+	}
+	u.driving = true
+	for len(u.queue) > 0 && (mine == nil || !mine.gone.Load()) {
+		fn := u.queue[0]
+		u.queue[0] = nil
+		u.queue = u.queue[1:]
+		u.mu.Unlock()
+		fn()
+		u.mu.Lock()
+	}
+	u.driving = false
+	if len(u.queue) > 0 {
+		u.signal()
+	}
+	u.mu.Unlock()
+}
+
+// loop drives queued work that no waiting caller drives.
 func (u *unit) loop() {
 	for {
 		select {
@@ -237,9 +270,7 @@ func (u *unit) loop() {
 			return
 		case <-u.wake:
 		}
-		for fn := u.next(); fn != nil; fn = u.next() {
-			fn()
-		}
+		u.drive(nil)
 	}
 }
 

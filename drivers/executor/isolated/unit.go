@@ -113,7 +113,9 @@ func (u *unit) roundTrip(ctx context.Context, m message) (message, error) {
 	}
 	u.nextID++
 	m.ID = u.nextID
-	req := &request{ctx: ctx, reply: make(chan message, 1), host: make(chan message, 1)}
+	// host is unbuffered: a host call is handed over only to a goroutine
+	// that is waiting for one, never queued behind the one it is serving.
+	req := &request{ctx: ctx, reply: make(chan message, 1), host: make(chan message)}
 	u.pending[m.ID] = req
 	u.mu.Unlock()
 	defer func() {
