@@ -101,8 +101,9 @@ var thirdParty = map[Kind][]string{
 
 // allowedDriverImports lists the driver-to-driver imports the table allows.
 var allowedDriverImports = []string{
-	"drivers/store/sqlstore", // shared SQL helpers for every store driver
-	"drivers/executor/goja",  // the isolated executor runs the same runtime in a child
+	"drivers/store/sqlstore",            // shared SQL helpers for every store driver
+	"drivers/executor/goja",             // the isolated executor runs the same runtime in a child
+	"drivers/executor/internal/workers", // the goroutine pool both executors share
 }
 
 // family returns the plugin or driver a package belongs to: its first two

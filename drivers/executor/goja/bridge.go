@@ -8,6 +8,7 @@ import (
 
 	js "github.com/dop251/goja"
 
+	"github.com/sms-baseline/sms/drivers/executor/internal/workers"
 	"github.com/sms-baseline/sms/kernel"
 )
 
@@ -54,7 +55,7 @@ func (u *unit) hostFunc(call js.FunctionCall) js.Value {
 		if async, ok := host.(AsyncHost); ok {
 			async.StartHost(j.ctx, req, func(raw json.RawMessage, err error) { u.answer(call, raw, err) })
 		} else if !u.offer(call) {
-			hostWorkers.run(func() { u.perform(call) })
+			workers.Go(func() { u.perform(call) })
 		}
 	}
 	return u.rt.ToValue(p)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	js "github.com/dop251/goja"
+	"github.com/sms-baseline/sms/drivers/executor/internal/workers"
 )
 
 // Starter is implemented by this package's units. StartCall begins what
@@ -130,7 +131,7 @@ func (u *unit) takeTask(j *job) *hostCallState {
 		return nil
 	}
 	for _, c := range tasks[1:] {
-		hostWorkers.run(func() { u.perform(c) })
+		workers.Go(func() { u.perform(c) })
 	}
 	return tasks[0]
 }
@@ -151,7 +152,7 @@ func (u *unit) leave(j *job) {
 	j.tasks = nil
 	u.mu.Unlock()
 	for _, c := range tasks {
-		hostWorkers.run(func() { u.perform(c) })
+		workers.Go(func() { u.perform(c) })
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sms-baseline/sms/drivers/executor/goja"
+	"github.com/sms-baseline/sms/drivers/executor/internal/workers"
 	"github.com/sms-baseline/sms/kernel"
 )
 
@@ -131,7 +132,7 @@ func (c *child) dispatch(ctx context.Context, m message) {
 			})
 			return
 		}
-		pool.run(func() { c.run(jctx, m) })
+		workers.Go(func() { c.run(jctx, m) })
 	case m.Op == opCancel:
 		c.mu.Lock()
 		if cancel := c.jobs[m.ID]; cancel != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sms-baseline/sms/drivers/executor/goja"
+	"github.com/sms-baseline/sms/drivers/executor/internal/workers"
 	"github.com/sms-baseline/sms/kernel"
 )
 
@@ -266,7 +267,7 @@ func (u *unit) dispatch(m message) {
 		default:
 		}
 	}
-	pool.run(func() { u.serve(m) })
+	workers.Go(func() { u.serve(m) })
 }
 
 func (u *unit) deliver(m message) {
