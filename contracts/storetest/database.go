@@ -21,6 +21,7 @@ func RunDatabase(t *testing.T, open func(t *testing.T) contracts.Database) {
 		{"ColumnTypes", testColumnTypes},
 		{"Placeholders", testPlaceholders},
 		{"Quoting", testQuoting},
+		{"MissingColumn", testMissingColumn},
 		{"RejectedIdentifiers", testRejectedIdents},
 		{"TxCommit", testTxCommit},
 		{"TxRollback", testTxRollback},
@@ -122,6 +123,24 @@ func testQuoting(t *testing.T, db contracts.Database) {
 		t.Fatalf("rows = %v, want one row with select = x", rows)
 	}
 	wantColumns(t, db, "order", "select", "from")
+}
+
+// A quoted name that is not a column is an error, not a string literal
+// (SQLite's double-quoted-string fallback would read "nope" as the text
+// nope). Seen failing on SQLite with _dqs=0 removed from the driver's DSN.
+func testMissingColumn(t *testing.T, db contracts.Database) {
+	ctx := context.Background()
+	table := quote(t, "items")
+	mustExec(t, db, `CREATE TABLE `+table+` (`+quote(t, "name")+` TEXT)`)
+	mustQuery(t, db, `INSERT INTO `+table+` (`+quote(t, "name")+`) VALUES (?)`, "x")
+	for _, sql := range []string{
+		`SELECT ` + quote(t, "nope") + ` FROM ` + table,
+		`INSERT INTO ` + table + ` (` + quote(t, "name") + `) VALUES ("nope")`,
+	} {
+		if rows, err := db.Query(ctx, sql); err == nil {
+			t.Errorf("%s = %v, want an error for the unknown column", sql, rows)
+		}
+	}
 }
 
 var badIdents = []string{

@@ -19,10 +19,12 @@ import (
 const Memory = ":memory:"
 
 // params configure every connection: the busy timeout first (the others may
-// need the lock), then WAL and full sync for durability, and transactions
-// that take the write lock when they begin rather than failing to upgrade.
+// need the lock), then WAL and full sync for durability, transactions that
+// take the write lock when they begin rather than failing to upgrade, and no
+// double-quoted string literals, so a misspelt quoted column is an error as
+// on Postgres instead of reading as its own name.
 const params = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
-	"&_pragma=synchronous(FULL)&_txlock=immediate"
+	"&_pragma=synchronous(FULL)&_txlock=immediate&_dqs=0"
 
 // DB is a contracts.Database on one SQLite file. It is safe for concurrent
 // use; statements run one at a time on its single connection.
