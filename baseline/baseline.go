@@ -16,6 +16,7 @@ import (
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi"
+	"github.com/sms-baseline/sms/plugins/agentloop"
 	"github.com/sms-baseline/sms/plugins/collections"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 	"github.com/sms-baseline/sms/plugins/scheduler"
@@ -23,6 +24,9 @@ import (
 
 // DatabasePluginID is the id of the plugin that provides contracts.DatabaseKey.
 const DatabasePluginID = "sms.database"
+
+// ModelPluginID is the id of the plugin that provides contracts.ModelKey.
+const ModelPluginID = "sms.model"
 
 // Options configure New. Every field is optional.
 type Options struct {
@@ -37,6 +41,9 @@ type Options struct {
 	Policy judge.Policy
 	// AdminToken guards the admin API's mutating routes; empty leaves them open.
 	AdminToken string
+	// Model is the tenant's model. When set, a plugin provides it under
+	// contracts.ModelKey and the chat agent (agentloop) is installed.
+	Model contracts.ModelService
 	// Plugins are the application's own system plugins, installed last.
 	Plugins []kernel.Plugin
 	// Logger receives the kernel's and plugins' logs. Default: discarded.
@@ -55,7 +62,7 @@ type Baseline struct {
 // systemPlugins returns the system plugins in install order.
 func systemPlugins(opts Options) []kernel.Plugin {
 	db := opts.Store.Database()
-	return []kernel.Plugin{
+	plugins := []kernel.Plugin{
 		{
 			Manifest: kernel.Manifest{ID: DatabasePluginID, Version: "1", Provide: []string{contracts.DatabaseKey},
 				Description: "Provides the tenant's database"},
@@ -70,7 +77,26 @@ func systemPlugins(opts Options) []kernel.Plugin {
 		collections.Plugin(),
 		scheduler.Plugin(),
 		judge.New(judge.Options{Executor: opts.Executor, Policy: opts.Policy, Logger: opts.Logger}).Plugin(),
-		adminapi.Plugin(adminapi.Options{Token: opts.AdminToken}),
+	}
+	if opts.Model != nil {
+		plugins = append(plugins, modelPlugin(opts.Model), agentloop.Plugin(agentloop.Options{}))
+	}
+	return append(plugins, adminapi.Plugin(adminapi.Options{Token: opts.AdminToken}))
+}
+
+// modelPlugin provides m under contracts.ModelKey, a system-only key.
+func modelPlugin(m contracts.ModelService) kernel.Plugin {
+	return kernel.Plugin{
+		Manifest: kernel.Manifest{ID: ModelPluginID, Version: "1", Provide: []string{contracts.ModelKey},
+			Description: "Provides the tenant's model"},
+		Activate: func(_ context.Context, c *kernel.Context) error {
+			err := c.Kernel().DefineKey(contracts.ModelKey, kernel.KeyMeta{Description: "the tenant's model (contracts.ModelService)",
+				MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem})
+			if err != nil {
+				return err
+			}
+			return c.Provide(contracts.ModelKey, m)
+		},
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sms-baseline/sms/baseline"
+	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/drivers/model/scripted"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -23,6 +25,11 @@ type Options struct {
 	AutoApprove bool
 	// AdminToken guards the admin API; empty leaves it open.
 	AdminToken string
+	// Turns, when set, runs the chat agent on the scripted model replaying
+	// them, one turn per model call.
+	Turns [][]contracts.Block
+	// Model, when set, runs the chat agent on it; it wins over Turns.
+	Model contracts.ModelService
 }
 
 // Env is a running test kernel server, closed when the test ends.
@@ -34,8 +41,12 @@ type Env struct {
 // New boots a kernel server for t and closes it when t ends.
 func New(t testing.TB, opts Options) *Env {
 	t.Helper()
+	model := opts.Model
+	if model == nil && opts.Turns != nil {
+		model = scripted.New(opts.Turns)
+	}
 	b, err := baseline.New(context.Background(), baseline.Options{
-		Name: "test", Plugins: opts.Plugins, AdminToken: opts.AdminToken,
+		Name: "test", Plugins: opts.Plugins, AdminToken: opts.AdminToken, Model: model,
 		Policy: judge.Policy{AutoApprove: opts.AutoApprove},
 	})
 	if err != nil {

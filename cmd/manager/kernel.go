@@ -14,8 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sms-baseline/sms/baseline"
+	"github.com/sms-baseline/sms/contracts"
 	gojaexec "github.com/sms-baseline/sms/drivers/executor/goja"
 	"github.com/sms-baseline/sms/drivers/executor/isolated"
+	"github.com/sms-baseline/sms/drivers/model/scripted"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -24,6 +26,7 @@ import (
 type kernelFlags struct {
 	listen, store, schema, name string
 	tokenFile, executor         string
+	model, modelScript          string
 	autoApprove                 bool
 	sensitivePoints             []string
 	sensitiveScopes             []string
@@ -49,6 +52,8 @@ func newKernelCommand() *cobra.Command {
 	fl.StringVar(&f.name, "name", "kernel", "name of the kernel in logs and the admin API")
 	fl.StringVar(&f.tokenFile, "admin-token-file", "", "file holding the admin bearer token (default: admin API open)")
 	fl.StringVar(&f.executor, "executor", "isolated", "where agent code runs: isolated (child processes with OS limits) or goja (in process)")
+	fl.StringVar(&f.model, "model", "", "the chat agent's model: scripted (replays --model-script); other providers are not wired yet (default: no chat agent)")
+	fl.StringVar(&f.modelScript, "model-script", "", "JSON file of turns for --model scripted")
 	fl.BoolVar(&f.autoApprove, "auto-approve", false, "mount sensitive plugins without a human (taints the kernel)")
 	fl.StringSliceVar(&f.sensitivePoints, "sensitive-points", nil, "points whose contributions need approval (default "+strings.Join(judge.DefaultSensitivePoints, ",")+")")
 	fl.StringSliceVar(&f.sensitiveScopes, "sensitive-scopes", nil, "scopes that need approval (default "+strings.Join(judge.DefaultSensitiveScopes, ",")+")")
@@ -65,11 +70,15 @@ func runKernel(ctx context.Context, f *kernelFlags) error {
 	if err != nil {
 		return err
 	}
+	model, err := newModel(f.model, f.modelScript)
+	if err != nil {
+		return err
+	}
 	st, err := baseline.OpenStore(ctx, f.store, f.schema)
 	if err != nil {
 		return err
 	}
-	b, err := baseline.New(ctx, baseline.Options{Name: f.name, Store: st, Executor: exec, AdminToken: token, Logger: logger,
+	b, err := baseline.New(ctx, baseline.Options{Name: f.name, Store: st, Executor: exec, AdminToken: token, Logger: logger, Model: model,
 		Policy: judge.Policy{AutoApprove: f.autoApprove, SensitivePoints: f.sensitivePoints, SensitiveScopes: f.sensitiveScopes}})
 	if err != nil {
 		return err // New closed the store
@@ -108,6 +117,27 @@ func newExecutor(name string, logger *slog.Logger) (kernel.Executor, error) {
 		return isolated.New(isolated.Options{Logger: logger})
 	}
 	return nil, fmt.Errorf("--executor %q: want isolated or goja", name)
+}
+
+// newModel returns the chat agent's model, or nil for none.
+func newModel(name, script string) (contracts.ModelService, error) {
+	switch name {
+	case "":
+		if script != "" {
+			return nil, fmt.Errorf("--model-script needs --model scripted")
+		}
+		return nil, nil
+	case "scripted":
+		if script == "" {
+			return nil, fmt.Errorf("--model scripted needs --model-script FILE")
+		}
+		m, err := scripted.Load(script)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("--model %q: want scripted (other providers are not wired yet)", name)
 }
 
 // redact hides a password in a store URL for logs.

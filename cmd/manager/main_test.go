@@ -69,3 +69,23 @@ func TestSandboxIsHidden(t *testing.T) {
 		t.Fatalf("help mentions the sandbox subcommand:\n%s", out.String())
 	}
 }
+
+// --model takes scripted with a script file and refuses anything else.
+// Seen failing with newModel returning nil for an unknown provider.
+func TestNewModel(t *testing.T) {
+	script := t.TempDir() + "/turns.json"
+	if err := os.WriteFile(script, []byte(`[[{"type":"text","text":"hi"}]]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := newModel("scripted", script); err != nil || m == nil {
+		t.Fatalf("scripted = %v, %v; want a model", m, err)
+	}
+	for _, c := range [][2]string{{"scripted", ""}, {"other", ""}, {"", script}} {
+		if _, err := newModel(c[0], c[1]); err == nil {
+			t.Fatalf("newModel(%q, %q) = nil error, want one", c[0], c[1])
+		}
+	}
+	if m, err := newModel("", ""); err != nil || m != nil {
+		t.Fatalf("no model = %v, %v; want nil, nil", m, err)
+	}
+}

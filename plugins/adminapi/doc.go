@@ -2,7 +2,9 @@
 // contributes routes for the kernel's state and catalog, submitting agent
 // plugins to the judge, enabling, disabling and uninstalling them, deciding
 // approvals, and reading the event log (paged or as a server-sent stream),
-// plus /healthz, /readyz and /metrics.
+// chatting with the agent when one is active (POST /api/chat, and
+// /api/chat/stream as server-sent events), plus /healthz, /readyz and
+// /metrics.
 //
 // Invariants:
 //   - every route that changes something requires the admin bearer token,

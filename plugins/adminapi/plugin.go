@@ -9,6 +9,7 @@ import (
 
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/agentloop"
 	"github.com/sms-baseline/sms/plugins/collections"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
@@ -18,7 +19,7 @@ import (
 func Plugin(opts Options) kernel.Plugin {
 	return kernel.Plugin{
 		Manifest: kernel.Manifest{ID: PluginID, Version: "1", Inject: []string{judge.Key, smshttp.Key},
-			Optional: []string{collections.Key}, Description: "The kernel's JSON admin API"},
+			Optional: []string{collections.Key, agentloop.Key}, Description: "The kernel's JSON admin API"},
 		Activate: func(_ context.Context, c *kernel.Context) error { return activate(c, opts) },
 	}
 }
@@ -29,7 +30,7 @@ type admin struct {
 	judge judge.Service
 	http  smshttp.Service
 	opts  Options
-	ctx   *kernel.Context // reads the optional collections key when asked
+	ctx   *kernel.Context // reads the optional collections and agent keys when asked
 
 	mu          sync.RWMutex
 	authorizers map[string]Authorizer // by contribution id

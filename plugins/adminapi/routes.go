@@ -32,6 +32,8 @@ func (a *admin) routes() []smshttp.Route {
 		}),
 		mut("POST", "/api/approvals/:id/approve", a.decide(true)),
 		mut("POST", "/api/approvals/:id/reject", a.decide(false)),
+		mut("POST", "/api/chat", a.chat),
+		mut("POST", "/api/chat/stream", a.chatStream),
 		get("/api/events", a.events),
 		get("/api/events/stream", a.stream),
 		get("/healthz", func(context.Context, *smshttp.Request) (*smshttp.Response, error) {

@@ -1,0 +1,77 @@
+package adminapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/agentloop"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
+)
+
+// chatRequest is the body of POST /api/chat and /api/chat/stream.
+type chatRequest struct {
+	Session string `json:"session"`
+	Text    string `json:"text"`
+}
+
+// agentTurn reads the request and the active agent.
+func (a *admin) agentTurn(r *smshttp.Request) (agentloop.Service, chatRequest, error) {
+	var body chatRequest
+	raw := bodyJSON(r)
+	if raw != nil {
+		if err := json.Unmarshal(raw, &body); err != nil {
+			return nil, body, smshttp.Errorf(smshttp.KindValidation, `the body is {"session":"...","text":"..."}: `+err.Error())
+		}
+	}
+	if body.Session == "" || body.Text == "" {
+		return nil, body, smshttp.Errorf(smshttp.KindValidation, `the body is {"session":"...","text":"..."}, both non-empty`)
+	}
+	svc, err := kernel.Lookup[agentloop.Service](a.ctx, agentloop.Key)
+	if err != nil {
+		return nil, body, smshttp.Errorf(smshttp.KindNotFound,
+			"no chat agent is active: the kernel runs without a model, or the agent plugin is disabled")
+	}
+	return svc, body, nil
+}
+
+// chat is POST /api/chat: one turn, answered with {reply, steps}.
+func (a *admin) chat(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	svc, body, err := a.agentTurn(r)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := svc.Chat(ctx, body.Session, body.Text)
+	if err != nil {
+		return nil, err
+	}
+	return smshttp.JSON(reply), nil
+}
+
+// chatStream is POST /api/chat/stream: one turn as server-sent events, a
+// "data:" frame per event, ending with done or error.
+func (a *admin) chatStream(_ context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	svc, body, err := a.agentTurn(r)
+	if err != nil {
+		return nil, err
+	}
+	return &smshttp.Response{Stream: func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+		for ev, err := range svc.ChatStream(r.Raw.Context(), body.Session, body.Text) {
+			if err != nil && ev.Type != agentloop.EventError {
+				ev = agentloop.Event{Type: agentloop.EventError, Error: err.Error()}
+			}
+			raw, _ := json.Marshal(ev) // an Event always encodes
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", raw); err != nil {
+				return // the client went away; stopping the loop ends the turn
+			}
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+		}
+	}}, nil
+}

@@ -1,0 +1,96 @@
+package agentloop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// Names of the built-in tools.
+const (
+	toolDefine  = "plugin_define"
+	toolList    = "plugin_list"
+	toolDisable = "plugin_disable"
+	toolEnable  = "plugin_enable"
+)
+
+// requester is who the judge sees submitting the agent's plugins.
+const requester = "chat-agent"
+
+func builtin(name string) bool {
+	switch name {
+	case toolDefine, toolList, toolDisable, toolEnable:
+		return true
+	}
+	return false
+}
+
+const idSchema = `{"type":"object","properties":{"id":{"type":"string","description":"the plugin id (agent.*)"}},"required":["id"]}`
+
+// builtins returns the built-in tools.
+func (s *service) builtins() []Tool {
+	return []Tool{
+		{Name: toolDefine, Description: "Submit an agent plugin to the judge: {manifest, code}. Returns the judge's verdict: mounted, pending approval, or rejected with the failing gate.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"manifest":{"type":"object"},"code":{"type":"string"}},"required":["manifest","code"]}`),
+			Handler:     s.submit},
+		{Name: toolList, Description: "List the installed plugins with their state.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{}}`), Handler: s.list},
+		{Name: toolDisable, Description: "Disable an agent plugin.", InputSchema: json.RawMessage(idSchema), Handler: s.toggle(false)},
+		{Name: toolEnable, Description: "Enable an agent plugin.", InputSchema: json.RawMessage(idSchema), Handler: s.toggle(true)},
+	}
+}
+
+// submit is plugin_define: the plugin goes to the judge, the verdict back to the model.
+func (s *service) submit(ctx context.Context, input map[string]any) (any, error) {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, fmt.Errorf("encode the plugin: %w", err)
+	}
+	p, err := judge.DecodePlugin(raw)
+	if err != nil {
+		return nil, err
+	}
+	return s.judge.Submit(ctx, p.Manifest, p.Code, requester)
+}
+
+// pluginInfo is one row of plugin_list.
+type pluginInfo struct {
+	ID      string       `json:"id"`
+	Version string       `json:"version"`
+	Trust   kernel.Trust `json:"trust"`
+	Enabled bool         `json:"enabled"`
+	State   kernel.State `json:"state"`
+	Error   string       `json:"error,omitempty"`
+}
+
+func (s *service) list(context.Context, map[string]any) (any, error) {
+	var out []pluginInfo
+	for _, f := range s.k.Fibers() {
+		out = append(out, pluginInfo{ID: f.ID, Version: f.Version, Trust: f.Trust, Enabled: f.Enabled, State: f.State, Error: f.Error})
+	}
+	return out, nil
+}
+
+func (s *service) toggle(enable bool) ToolFunc {
+	return func(ctx context.Context, input map[string]any) (any, error) {
+		id, _ := input["id"].(string)
+		if !strings.HasPrefix(id, judge.AgentPrefix) {
+			return nil, fmt.Errorf("only agent plugins (%s*) can be enabled or disabled here", judge.AgentPrefix)
+		}
+		var err error
+		if enable {
+			err = s.k.Enable(ctx, id)
+		} else {
+			err = s.k.Disable(ctx, id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		v, _ := s.k.Fiber(id)
+		return pluginInfo{ID: v.ID, Version: v.Version, Trust: v.Trust, Enabled: v.Enabled, State: v.State, Error: v.Error}, nil
+	}
+}

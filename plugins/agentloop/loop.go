@@ -1,0 +1,219 @@
+package agentloop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/judge"
+)
+
+// errStopped ends a streamed turn whose consumer stopped reading.
+var errStopped = errors.New("agentloop: the stream's consumer stopped reading")
+
+// session is one conversation; mu makes its turns run one after another.
+type session struct {
+	mu      sync.Mutex
+	history []contracts.Message
+}
+
+func (s *service) session(id string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[id]
+	if !ok {
+		sess = &session{}
+		s.sessions[id] = sess
+	}
+	return sess
+}
+
+// Chat runs one turn.
+func (s *service) Chat(ctx context.Context, session, text string) (Reply, error) {
+	return s.turn(ctx, session, text, func(Event) bool { return true })
+}
+
+// ChatStream runs one turn, yielding its events as they happen.
+func (s *service) ChatStream(ctx context.Context, session, text string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		r, err := s.turn(ctx, session, text, func(e Event) bool { return yield(e, nil) })
+		switch {
+		case errors.Is(err, errStopped):
+		case err != nil:
+			yield(Event{Type: EventError, Error: err.Error()}, err)
+		default:
+			yield(Event{Type: EventDone, Reply: &r}, nil)
+		}
+	}
+}
+
+// turn runs the loop: call the model, run the tools it asks for, and
+// repeat until it stops asking or MaxSteps calls were made. emit sees every
+// event; when it returns false the turn ends with errStopped. A failed turn
+// leaves the session's history as it was.
+func (s *service) turn(ctx context.Context, id, text string, emit func(Event) bool) (Reply, error) {
+	if id == "" || strings.TrimSpace(text) == "" {
+		return Reply{}, fmt.Errorf("agentloop: a turn needs a session and a text")
+	}
+	sess := s.session(id)
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	msgs := withUserText(sess.history, text)
+	reply := Reply{Steps: []Step{}}
+	for range s.opts.MaxSteps {
+		resp, err := s.call(ctx, msgs, emit)
+		if err != nil {
+			return Reply{}, err
+		}
+		msgs = append(msgs, contracts.Message{Role: contracts.RoleAssistant, Content: resp.Content})
+		reply.Reply = textOf(resp.Content)
+		if resp.StopReason != contracts.StopToolUse {
+			break
+		}
+		results, steps, err := s.runTools(ctx, resp.Content, emit)
+		if err != nil {
+			return Reply{}, err
+		}
+		reply.Steps = append(reply.Steps, steps...)
+		msgs = append(msgs, contracts.Message{Role: contracts.RoleUser, Content: results})
+	}
+	sess.history = msgs
+	return reply, s.record(ctx, id, text, reply)
+}
+
+// withUserText returns a copy of history with the user's text appended,
+// joined to a last user message (tool results of a turn cut short).
+func withUserText(history []contracts.Message, text string) []contracts.Message {
+	msgs := slices.Clone(history)
+	b := contracts.Block{Type: contracts.BlockText, Text: text}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == contracts.RoleUser {
+		msgs[n-1].Content = append(slices.Clone(msgs[n-1].Content), b)
+		return msgs
+	}
+	return append(msgs, contracts.Message{Role: contracts.RoleUser, Content: []contracts.Block{b}})
+}
+
+func textOf(blocks []contracts.Block) string {
+	var b strings.Builder
+	for _, x := range blocks {
+		if x.Type == contracts.BlockText {
+			b.WriteString(x.Text)
+		}
+	}
+	return b.String()
+}
+
+// call makes one model call with the current tools, emitting text deltas.
+func (s *service) call(ctx context.Context, msgs []contracts.Message, emit func(Event) bool) (contracts.ModelResponse, error) {
+	req := contracts.ModelRequest{System: s.system(), Messages: msgs}
+	for _, t := range s.toolset() {
+		req.Tools = append(req.Tools, contracts.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+	}
+	for ev, err := range contracts.Stream(ctx, s.model, req) {
+		if err != nil {
+			return contracts.ModelResponse{}, fmt.Errorf("agentloop: model: %w", err)
+		}
+		switch ev.Type {
+		case contracts.EventTextDelta:
+			if !emit(Event{Type: EventTextDelta, Text: ev.Text}) {
+				return contracts.ModelResponse{}, errStopped
+			}
+		case contracts.EventDone:
+			if ev.Response != nil {
+				return *ev.Response, nil
+			}
+		}
+	}
+	return contracts.ModelResponse{}, fmt.Errorf("agentloop: the model's stream ended without a response")
+}
+
+// runTools runs the tool_use blocks of a response in order and returns
+// their tool_result blocks and steps.
+func (s *service) runTools(ctx context.Context, content []contracts.Block, emit func(Event) bool) ([]contracts.Block, []Step, error) {
+	tools := map[string]Tool{}
+	for _, t := range s.toolset() {
+		tools[t.Name] = t
+	}
+	var results []contracts.Block
+	var steps []Step
+	for _, b := range content {
+		if b.Type != contracts.BlockToolUse {
+			continue
+		}
+		st := Step{ID: b.ID, Tool: b.Name, Input: b.Input}
+		if !emit(Event{Type: EventToolCall, Step: &st}) {
+			return nil, nil, errStopped
+		}
+		out, err := runTool(ctx, tools, b)
+		if v, ok := out.(judge.Verdict); ok && !emit(Event{Type: EventVerdict, Verdict: &v}) {
+			return nil, nil, errStopped
+		}
+		st.Result, st.IsError = resultText(out, err)
+		if !emit(Event{Type: EventToolResult, Step: &st}) {
+			return nil, nil, errStopped
+		}
+		steps = append(steps, st)
+		results = append(results, contracts.Block{Type: contracts.BlockToolResult, ToolUseID: b.ID, Content: st.Result, IsError: st.IsError})
+	}
+	return results, steps, nil
+}
+
+// runTool checks a call's input and runs its handler; a panic is an error.
+func runTool(ctx context.Context, tools map[string]Tool, b contracts.Block) (out any, err error) {
+	t, ok := tools[b.Name]
+	if !ok {
+		return nil, fmt.Errorf("there is no tool %q", b.Name)
+	}
+	input, err := checkInput(t.InputSchema, b.Input)
+	if err != nil {
+		return nil, fmt.Errorf("invalid input for tool %s: %w", b.Name, err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("tool %s panicked: %v", b.Name, p)
+		}
+	}()
+	return t.Handler(ctx, input)
+}
+
+// resultText is what the model sees of a tool's outcome.
+func resultText(out any, err error) (string, bool) {
+	if err != nil {
+		return err.Error(), true
+	}
+	if str, ok := out.(string); ok {
+		return str, false
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return "the tool's result is not JSON: " + err.Error(), true
+	}
+	return string(raw), false
+}
+
+// turnRecord is the data of a chat/turn event.
+type turnRecord struct {
+	Session string   `json:"session"`
+	Text    string   `json:"text"`
+	Reply   string   `json:"reply"`
+	Tools   []string `json:"tools"`
+}
+
+// record appends the chat/turn audit event; a turn that cannot be audited
+// is reported as failed, though its history is kept.
+func (s *service) record(ctx context.Context, id, text string, r Reply) error {
+	rec := turnRecord{Session: id, Text: text, Reply: r.Reply, Tools: []string{}}
+	for _, st := range r.Steps {
+		rec.Tools = append(rec.Tools, st.Tool)
+	}
+	if err := s.k.Record(ctx, EventTurn, PluginID, rec); err != nil {
+		return fmt.Errorf("agentloop: audit the turn: %w", err)
+	}
+	return nil
+}

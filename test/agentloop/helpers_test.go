@@ -1,0 +1,164 @@
+package agentloop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sms-baseline/sms/baseline/baselinetest"
+	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/drivers/model/scripted"
+)
+
+const doublerCode = `export default async function activate(cap) { await cap.contribute('tool', {name:'double', description:'x', input_schema:{type:'object', properties:{n:{type:'number'}}, required:['n']}, handler: async (i) => ({ doubled: i.n * 2 }) }) }`
+
+// defineDoubler is a turn that submits the doubler plugin.
+func defineDoubler() []contracts.Block {
+	return []contracts.Block{toolUse("plugin_define", map[string]any{
+		"manifest": map[string]any{"id": "agent.doubler", "version": "1"}, "code": doublerCode})}
+}
+
+func toolUse(name string, input any) contracts.Block {
+	raw, _ := json.Marshal(input)
+	return contracts.Block{Type: contracts.BlockToolUse, Name: name, Input: raw}
+}
+
+func text(s string) []contracts.Block { return []contracts.Block{{Type: contracts.BlockText, Text: s}} }
+
+// recorder is a model that records every request it receives.
+type recorder struct {
+	inner contracts.ModelService
+	mu    sync.Mutex
+	reqs  []contracts.ModelRequest
+}
+
+func record(turns ...[]contracts.Block) *recorder { return &recorder{inner: scripted.New(turns)} }
+
+func (r *recorder) Complete(ctx context.Context, req contracts.ModelRequest) (contracts.ModelResponse, error) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, req)
+	r.mu.Unlock()
+	return r.inner.Complete(ctx, req)
+}
+
+func (r *recorder) requests() []contracts.ModelRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]contracts.ModelRequest(nil), r.reqs...)
+}
+
+func toolNames(req contracts.ModelRequest) []string {
+	var out []string
+	for _, t := range req.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func has(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// reply is the body of POST /api/chat.
+type reply struct {
+	Reply string `json:"reply"`
+	Steps []struct {
+		Tool    string `json:"tool"`
+		Result  string `json:"result"`
+		IsError bool   `json:"isError"`
+	} `json:"steps"`
+}
+
+func chat(t *testing.T, env *baselinetest.Env, session, msg string) reply {
+	t.Helper()
+	res := env.Call("/api/chat", map[string]string{"session": session, "text": msg})
+	if res.Status != http.StatusOK {
+		t.Fatalf("POST /api/chat = %d %s", res.Status, res.Body)
+	}
+	var r reply
+	if err := json.Unmarshal(res.Body, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// streamEvent is one SSE frame of /api/chat/stream.
+type streamEvent struct {
+	Type    string                         `json:"type"`
+	Text    string                         `json:"text"`
+	Step    *struct{ Tool, Result string } `json:"step"`
+	Reply   *reply                         `json:"reply"`
+	Verdict map[string]any                 `json:"verdict"`
+}
+
+func chatStream(t *testing.T, env *baselinetest.Env, session, msg string) []streamEvent {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"session": session, "text": msg})
+	req := httptest.NewRequest(http.MethodPost, "/api/chat/stream", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	env.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("POST /api/chat/stream = %d %s: %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+	var out []streamEvent
+	sc := bufio.NewScanner(rec.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev streamEvent
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatalf("frame %q: %v", data, err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// eventTypes lists the types in the event log.
+func eventTypes(t *testing.T, env *baselinetest.Env) []string {
+	t.Helper()
+	res := env.Call("/api/events?limit=1000", nil)
+	var body struct {
+		Events []struct{ Type string } `json:"events"`
+	}
+	if err := json.Unmarshal(res.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range body.Events {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func fiberState(t *testing.T, env *baselinetest.Env, id string) string {
+	t.Helper()
+	res := env.Call("/api/state", nil)
+	var body struct {
+		Fibers []struct{ ID, State string } `json:"fibers"`
+	}
+	if err := json.Unmarshal(res.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range body.Fibers {
+		if f.ID == id {
+			return f.State
+		}
+	}
+	return ""
+}
