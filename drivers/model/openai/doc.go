@@ -1,0 +1,8 @@
+// Package openai is the model driver for the OpenAI Responses API.
+//
+// Calls are stateless (store is off; the whole conversation is sent each
+// time). Tools are function tools; tool_use blocks become function_call
+// items and tool_result blocks function_call_output items. The key and base
+// URL are always passed explicitly; rate limits and server errors are
+// retried by the client with backoff that honours Retry-After.
+package openai

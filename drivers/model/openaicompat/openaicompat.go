@@ -1,0 +1,132 @@
+package openaicompat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/sms-baseline/sms/contracts"
+)
+
+// Options configures a Model.
+type Options struct {
+	// APIKey is the key sent as a bearer token; it is required.
+	APIKey string
+	// BaseURL is the endpoint's base (ending before /chat/completions); it
+	// is required.
+	BaseURL string
+	// Model is the model name; it is required.
+	Model string
+	// MaxTokens caps the output; zero leaves it to the server.
+	MaxTokens int
+	// HTTPClient replaces the default HTTP client.
+	HTTPClient *http.Client
+	// MaxRetries is how often a rate limit or server error is retried; zero
+	// keeps the client's default (2) and a negative value disables retries.
+	MaxRetries int
+}
+
+// Model talks to a Chat Completions endpoint. It is safe for concurrent use.
+type Model struct {
+	client    openai.Client
+	model     string
+	maxTokens int64
+}
+
+var (
+	_ contracts.ModelService  = (*Model)(nil)
+	_ contracts.ModelStreamer = (*Model)(nil)
+)
+
+// New returns a Model for opts.
+func New(opts Options) (*Model, error) {
+	if opts.APIKey == "" || opts.BaseURL == "" || opts.Model == "" {
+		return nil, errors.New("openaicompat model: an API key, a base URL and a model name are required")
+	}
+	ro := []option.RequestOption{option.WithAPIKey(opts.APIKey), option.WithBaseURL(opts.BaseURL)}
+	if opts.HTTPClient != nil {
+		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
+	}
+	switch {
+	case opts.MaxRetries < 0:
+		ro = append(ro, option.WithMaxRetries(0))
+	case opts.MaxRetries > 0:
+		ro = append(ro, option.WithMaxRetries(opts.MaxRetries))
+	}
+	return &Model{client: openai.NewClient(ro...), model: opts.Model, maxTokens: int64(opts.MaxTokens)}, nil
+}
+
+// Complete sends req and returns the assistant's turn.
+func (m *Model) Complete(ctx context.Context, req contracts.ModelRequest) (contracts.ModelResponse, error) {
+	params, err := m.params(req)
+	if err != nil {
+		return contracts.ModelResponse{}, err
+	}
+	resp, err := m.client.Chat.Completions.New(ctx, params)
+	if err != nil {
+		return contracts.ModelResponse{}, wrapErr(ctx, err)
+	}
+	if len(resp.Choices) == 0 {
+		return contracts.ModelResponse{}, bodyError(resp.RawJSON())
+	}
+	c := resp.Choices[0]
+	var calls []call
+	for _, tc := range c.Message.ToolCalls {
+		calls = append(calls, call{id: tc.ID, name: tc.Function.Name, args: tc.Function.Arguments})
+	}
+	return response(c.Message.Content, calls, c.FinishReason)
+}
+
+// Stream sends req and yields its text deltas, then each tool call whole,
+// then done with the whole response.
+func (m *Model) Stream(ctx context.Context, req contracts.ModelRequest) iter.Seq2[contracts.StreamEvent, error] {
+	return func(yield func(contracts.StreamEvent, error) bool) {
+		params, err := m.params(req)
+		if err != nil {
+			yield(contracts.StreamEvent{}, err)
+			return
+		}
+		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+		defer func() { _ = stream.Close() }()
+		var acc accumulator
+		for stream.Next() {
+			if text := acc.add(stream.Current()); text != "" {
+				if !yield(contracts.StreamEvent{Type: contracts.EventTextDelta, Text: text}, nil) {
+					return
+				}
+			}
+		}
+		if err := stream.Err(); err != nil {
+			yield(contracts.StreamEvent{}, wrapErr(ctx, err))
+			return
+		}
+		resp, err := response(acc.text.String(), acc.calls, acc.finish)
+		if err != nil {
+			yield(contracts.StreamEvent{}, err)
+			return
+		}
+		for _, ev := range contracts.ResponseEvents(resp) {
+			if ev.Type == contracts.EventTextDelta {
+				continue // already streamed
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+// wrapErr keeps the client's error in the chain and adds ctx's error when
+// ctx ended the call. TestCancelledWhileWaiting was seen failing with the
+// client's error formatted with %v instead of wrapped.
+func wrapErr(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("openaicompat model: %w (%w)", ctxErr, err)
+	}
+	return fmt.Errorf("openaicompat model: %w", err)
+}
