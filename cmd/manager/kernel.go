@@ -14,10 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sms-baseline/sms/baseline"
-	"github.com/sms-baseline/sms/contracts"
 	gojaexec "github.com/sms-baseline/sms/drivers/executor/goja"
 	"github.com/sms-baseline/sms/drivers/executor/isolated"
-	"github.com/sms-baseline/sms/drivers/model/scripted"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -26,7 +24,7 @@ import (
 type kernelFlags struct {
 	listen, store, schema, name string
 	tokenFile, executor         string
-	model, modelScript          string
+	model                       modelFlags
 	autoApprove                 bool
 	sensitivePoints             []string
 	sensitiveScopes             []string
@@ -52,8 +50,11 @@ func newKernelCommand() *cobra.Command {
 	fl.StringVar(&f.name, "name", "kernel", "name of the kernel in logs and the admin API")
 	fl.StringVar(&f.tokenFile, "admin-token-file", "", "file holding the admin bearer token (default: admin API open)")
 	fl.StringVar(&f.executor, "executor", "isolated", "where agent code runs: isolated (child processes with OS limits) or goja (in process)")
-	fl.StringVar(&f.model, "model", "", "the chat agent's model: scripted (replays --model-script); other providers are not wired yet (default: no chat agent)")
-	fl.StringVar(&f.modelScript, "model-script", "", "JSON file of turns for --model scripted")
+	fl.StringVar(&f.model.provider, "model", "", "the chat agent's model: scripted, anthropic, openai or openaicompat (default: no chat agent)")
+	fl.StringVar(&f.model.name, "model-name", "", "the provider's model name")
+	fl.StringVar(&f.model.baseURL, "model-base-url", "", "the provider's base URL (required for openaicompat: OpenRouter, Ollama, vLLM)")
+	fl.StringVar(&f.model.script, "model-script", "", "JSON file of turns for --model scripted")
+	fl.StringVar(&f.model.keyFile, "model-key-file", "", "file holding the model key (default: ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY)")
 	fl.BoolVar(&f.autoApprove, "auto-approve", false, "mount sensitive plugins without a human (taints the kernel)")
 	fl.StringSliceVar(&f.sensitivePoints, "sensitive-points", nil, "points whose contributions need approval (default "+strings.Join(judge.DefaultSensitivePoints, ",")+")")
 	fl.StringSliceVar(&f.sensitiveScopes, "sensitive-scopes", nil, "scopes that need approval (default "+strings.Join(judge.DefaultSensitiveScopes, ",")+")")
@@ -70,7 +71,7 @@ func runKernel(ctx context.Context, f *kernelFlags) error {
 	if err != nil {
 		return err
 	}
-	model, err := newModel(f.model, f.modelScript)
+	model, err := newModel(f.model)
 	if err != nil {
 		return err
 	}
@@ -117,27 +118,6 @@ func newExecutor(name string, logger *slog.Logger) (kernel.Executor, error) {
 		return isolated.New(isolated.Options{Logger: logger})
 	}
 	return nil, fmt.Errorf("--executor %q: want isolated or goja", name)
-}
-
-// newModel returns the chat agent's model, or nil for none.
-func newModel(name, script string) (contracts.ModelService, error) {
-	switch name {
-	case "":
-		if script != "" {
-			return nil, fmt.Errorf("--model-script needs --model scripted")
-		}
-		return nil, nil
-	case "scripted":
-		if script == "" {
-			return nil, fmt.Errorf("--model scripted needs --model-script FILE")
-		}
-		m, err := scripted.Load(script)
-		if err != nil {
-			return nil, err
-		}
-		return m, nil
-	}
-	return nil, fmt.Errorf("--model %q: want scripted (other providers are not wired yet)", name)
 }
 
 // redact hides a password in a store URL for logs.
