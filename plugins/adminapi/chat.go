@@ -43,7 +43,9 @@ func (a *admin) chat(ctx context.Context, r *smshttp.Request) (*smshttp.Response
 	if err != nil {
 		return nil, err
 	}
-	reply, err := svc.Chat(ctx, body.Session, body.Text)
+	// The turn finishes even if the client goes away: it may be changing
+	// the application, and the next turn on the session waits for it.
+	reply, err := svc.Chat(context.WithoutCancel(ctx), body.Session, body.Text)
 	if err != nil {
 		return nil, err
 	}
@@ -61,13 +63,18 @@ func (a *admin) chatStream(_ context.Context, r *smshttp.Request) (*smshttp.Resp
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
-		for ev, err := range svc.ChatStream(r.Raw.Context(), body.Session, body.Text) {
+		gone := false // the client went away: the turn still runs to its end
+		for ev, err := range svc.ChatStream(context.WithoutCancel(r.Raw.Context()), body.Session, body.Text) {
+			if gone {
+				continue
+			}
 			if err != nil && ev.Type != agentloop.EventError {
 				ev = agentloop.Event{Type: agentloop.EventError, Error: err.Error()}
 			}
 			raw, _ := json.Marshal(ev) // an Event always encodes
 			if _, err := fmt.Fprintf(w, "data: %s\n\n", raw); err != nil {
-				return // the client went away; stopping the loop ends the turn
+				gone = true
+				continue
 			}
 			if f, ok := w.(http.Flusher); ok {
 				f.Flush()
