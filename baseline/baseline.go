@@ -79,7 +79,7 @@ func systemPlugins(opts Options) []kernel.Plugin {
 		judge.New(judge.Options{Executor: opts.Executor, Policy: opts.Policy, Logger: opts.Logger}).Plugin(),
 	}
 	if opts.Model != nil {
-		plugins = append(plugins, modelPlugin(opts.Model), agentloop.Plugin(agentloop.Options{}))
+		plugins = append(plugins, modelPlugin(opts.Model), agentloop.Plugin(agentloop.Options{Sessions: agentloop.DatabaseSessions(db)}))
 	}
 	return append(plugins, adminapi.Plugin(adminapi.Options{Token: opts.AdminToken}))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"iter"
 
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/judge"
 )
 
@@ -104,4 +105,16 @@ type Options struct {
 	MaxSteps int
 	// Identity is the first line of the system prompt.
 	Identity string
+	// Sessions keeps transcripts beyond the process; nil keeps them in
+	// memory only. DatabaseSessions stores them in the tenant's database.
+	Sessions SessionStore
+}
+
+// SessionStore keeps chat transcripts. Load is called the first time a
+// session is used in a process and returns nil for a new session; Save is
+// called after every successful turn with the whole transcript. A failing
+// Save fails the turn. Implementations must be safe for concurrent use.
+type SessionStore interface {
+	Load(ctx context.Context, session string) ([]contracts.Message, error)
+	Save(ctx context.Context, session string, history []contracts.Message) error
 }

@@ -20,6 +20,7 @@ var errStopped = errors.New("agentloop: the stream's consumer stopped reading")
 // session is one conversation; mu makes its turns run one after another.
 type session struct {
 	mu      sync.Mutex
+	loaded  bool // the store was asked for this session's transcript
 	history []contracts.Message
 }
 
@@ -64,6 +65,9 @@ func (s *service) turn(ctx context.Context, id, text string, emit func(Event) bo
 	sess := s.session(id)
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
+	if err := s.load(ctx, id, sess); err != nil {
+		return Reply{}, err
+	}
 	msgs := withUserText(sess.history, text)
 	reply := Reply{Steps: []Step{}}
 	for range s.opts.MaxSteps {
@@ -83,8 +87,27 @@ func (s *service) turn(ctx context.Context, id, text string, emit func(Event) bo
 		reply.Steps = append(reply.Steps, steps...)
 		msgs = append(msgs, contracts.Message{Role: contracts.RoleUser, Content: results})
 	}
+	if s.opts.Sessions != nil {
+		if err := s.opts.Sessions.Save(ctx, id, msgs); err != nil {
+			return Reply{}, fmt.Errorf("agentloop: save session %s: %w", id, err)
+		}
+	}
 	sess.history = msgs
 	return reply, s.record(ctx, id, text, reply)
+}
+
+// load fills a session's history from the store the first time it is used;
+// the caller holds sess.mu.
+func (s *service) load(ctx context.Context, id string, sess *session) error {
+	if sess.loaded || s.opts.Sessions == nil {
+		return nil
+	}
+	history, err := s.opts.Sessions.Load(ctx, id)
+	if err != nil {
+		return fmt.Errorf("agentloop: load session %s: %w", id, err)
+	}
+	sess.history, sess.loaded = history, true
+	return nil
 }
 
 // withUserText returns a copy of history with the user's text appended,
