@@ -9,6 +9,8 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
+require github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/bahlo/generic-list-go v0.2.0 // indirect

@@ -95,7 +95,10 @@ func relative(path string) (string, bool) {
 // standard library. Drivers may import any library except Kubernetes ones:
 // wrapping one library is what a driver is for.
 var thirdParty = map[Kind][]string{
-	Plugin:      {"github.com/dop251/goja"}, // the judge's source lint parses agent code
+	Plugin: {
+		"github.com/dop251/goja",                   // the judge's source lint parses agent code
+		"github.com/santhosh-tekuri/jsonschema/v6", // the agent loop validates tool input
+	},
 	LedgerStore: {"github.com/jackc/pgx/v5"},
 }
 

@@ -1,11 +1,13 @@
 package agentloop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"regexp"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -87,77 +89,41 @@ func parsePrompt(item any) (Prompt, error) {
 	return p, nil
 }
 
-// checkInput checks a tool's input against its schema: the input must be
-// an object, required properties present, and declared properties of their
-// primitive type. It returns the decoded input.
+// checkInput checks a tool's input against its input_schema (JSON Schema,
+// any draft the schema names, 2020-12 by default): the input must be an
+// object that validates. The schema may not load anything: references to
+// other documents are refused, so agent-supplied schemas cannot read files.
+// It returns the decoded input.
 func checkInput(schemaRaw, inputRaw json.RawMessage) (map[string]any, error) {
-	var schema struct {
-		Properties map[string]struct {
-			Type any `json:"type"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if err := json.Unmarshal(schemaRaw, &schema); err != nil {
-		return nil, fmt.Errorf("the tool's input_schema is not valid: %w", err)
-	}
 	var input map[string]any
 	if err := json.Unmarshal(inputRaw, &input); err != nil || input == nil {
 		return nil, fmt.Errorf("the input must be a JSON object")
 	}
-	for _, name := range schema.Required {
-		if _, ok := input[name]; !ok {
-			return nil, fmt.Errorf("the input lacks required property %q", name)
-		}
+	sch, err := compileSchema(schemaRaw)
+	if err != nil {
+		return nil, fmt.Errorf("the tool's input_schema is not valid: %w", err)
 	}
-	for name, prop := range schema.Properties {
-		v, ok := input[name]
-		if !ok {
-			continue
-		}
-		if !typeMatches(prop.Type, v) {
-			return nil, fmt.Errorf("property %q must be of type %v, got %s", name, prop.Type, typeOf(v))
-		}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(inputRaw))
+	if err != nil {
+		return nil, fmt.Errorf("the input must be a JSON object: %w", err)
+	}
+	if err := sch.Validate(doc); err != nil {
+		return nil, fmt.Errorf("the input does not match the tool's input_schema: %w", err)
 	}
 	return input, nil
 }
 
-// typeMatches reports whether v has the schema type want: a name, a list
-// of names, or nothing (any value).
-func typeMatches(want, v any) bool {
-	switch w := want.(type) {
-	case nil:
-		return true
-	case string:
-		return w == typeOf(v) || (w == "number" && typeOf(v) == "integer")
-	case []any:
-		for _, x := range w {
-			if typeMatches(x, v) {
-				return true
-			}
-		}
-		return false
+// compileSchema compiles a tool's schema with no loader at all.
+func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
 	}
-	return true // a schema this check does not understand constrains nothing here
-}
-
-// typeOf names the JSON Schema type of a decoded JSON value.
-func typeOf(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case float64:
-		if x == math.Trunc(x) {
-			return "integer"
-		}
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
+	c := jsonschema.NewCompiler()
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	const loc = "urn:sms:tool-input"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
 	}
-	return fmt.Sprintf("%T", v)
+	return c.Compile(loc)
 }

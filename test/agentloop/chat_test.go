@@ -92,7 +92,7 @@ func TestSchemaViolationIsAToolError(t *testing.T) {
 	if r.Reply != "sorry" || len(r.Steps) != 4 {
 		t.Fatalf("reply = %+v, want the answer after four steps", r)
 	}
-	for i, want := range []string{`property "n" must be of type number`, `lacks required property "n"`, "must be a JSON object"} {
+	for i, want := range []string{`at '/n': got string, want number`, `missing property 'n'`, "must be a JSON object"} {
 		st := r.Steps[i+1]
 		if !st.IsError || !strings.Contains(st.Result, want) {
 			t.Fatalf("step %d = %+v, want an is_error result saying %s", i+1, st, want)
