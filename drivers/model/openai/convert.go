@@ -14,7 +14,9 @@ import (
 
 // toItems maps one message to input items, keeping the order of its
 // blocks: text becomes a message item, tool_use a function_call and
-// tool_result a function_call_output. Thinking is not replayed.
+// tool_result a function_call_output, and thinking the reasoning item it
+// came from (its id and encrypted content), which reasoning models need
+// replayed before their function calls when nothing is stored server-side.
 func toItems(msg contracts.Message) ([]responses.ResponseInputItemUnionParam, error) {
 	var role responses.EasyInputMessageRole
 	switch msg.Role {
@@ -31,6 +33,18 @@ func toItems(msg contracts.Message) ([]responses.ResponseInputItemUnionParam, er
 		case contracts.BlockText:
 			out = append(out, responses.ResponseInputItemParamOfMessage(b.Text, role))
 		case contracts.BlockThinking:
+			if b.ID == "" {
+				continue // thinking from another provider cannot be replayed here
+			}
+			summary := []responses.ResponseReasoningItemSummaryParam{}
+			if b.Text != "" {
+				summary = append(summary, responses.ResponseReasoningItemSummaryParam{Text: b.Text})
+			}
+			item := responses.ResponseInputItemParamOfReasoning(b.ID, summary)
+			if b.Signature != "" {
+				item.OfReasoning.EncryptedContent = openai.String(b.Signature)
+			}
+			out = append(out, item)
 		case contracts.BlockToolUse:
 			args := string(b.Input)
 			if args == "" {
@@ -79,6 +93,8 @@ type wireResponse struct {
 	} `json:"incomplete_details"`
 	Output []struct {
 		Type      string `json:"type"`
+		ID        string `json:"id"`
+		Encrypted string `json:"encrypted_content"`
 		CallID    string `json:"call_id"`
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
@@ -118,9 +134,12 @@ func fromRaw(raw string) (contracts.ModelResponse, error) {
 			}
 			out.Content = append(out.Content, contracts.Block{Type: contracts.BlockText, Text: text.String()})
 		case "reasoning":
+			var parts []string
 			for _, s := range item.Summary {
-				out.Content = append(out.Content, contracts.Block{Type: contracts.BlockThinking, Text: s.Text})
+				parts = append(parts, s.Text)
 			}
+			out.Content = append(out.Content, contracts.Block{Type: contracts.BlockThinking,
+				Text: strings.Join(parts, "\n"), ID: item.ID, Signature: item.Encrypted})
 		case "function_call":
 			args := json.RawMessage(item.Arguments)
 			if len(args) == 0 {

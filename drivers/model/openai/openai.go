@@ -138,7 +138,9 @@ func wrapErr(ctx context.Context, err error) error {
 
 // params builds the request body for req.
 func (m *Model) params(req contracts.ModelRequest) (responses.ResponseNewParams, error) {
-	p := responses.ResponseNewParams{Model: m.model, Store: openai.Bool(false)}
+	p := responses.ResponseNewParams{Model: m.model, Store: openai.Bool(false),
+		// Nothing is stored, so reasoning comes back encrypted to be replayed.
+		Include: []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}}
 	if m.maxTokens > 0 {
 		p.MaxOutputTokens = openai.Int(m.maxTokens)
 	}
