@@ -24,7 +24,7 @@ func (k *Kernel) checkTrust(f *fiber, need Trust, op, what string) error {
 	if f.trust >= need {
 		return nil
 	}
-	k.setTaint(TaintTrustEscalation)
+	k.Taint(TaintTrustEscalation)
 	return k.errf(CodeTrust, op, f.id, fmt.Sprintf("%s needs %s trust; the fiber has %s", what, need, f.trust))
 }
 

@@ -95,8 +95,6 @@ func (k *Kernel) Taint(flag Taint) {
 	k.reg.Unlock()
 }
 
-func (k *Kernel) setTaint(flag Taint) { k.Taint(flag) }
-
 func (k *Kernel) setTaintLocked(flag Taint) {
 	if !k.taint.Has(flag) {
 		k.taint |= TaintSet(flag)

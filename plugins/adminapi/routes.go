@@ -97,14 +97,15 @@ func (a *admin) submit(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	if err != nil {
 		return nil, smshttp.Errorf(smshttp.KindValidation, err.Error())
 	}
-	v, err := a.judge.Submit(ctx, p.Manifest, p.Code, requester(a, r))
+	v, err := a.judge.Submit(ctx, p.Manifest, p.Code, a.requester())
 	if err != nil {
 		return nil, err
 	}
 	return smshttp.JSON(v), nil
 }
 
-func requester(a *admin, r *smshttp.Request) string {
+// requester names who asked: "admin" behind a token, else "anonymous".
+func (a *admin) requester() string {
 	if a.opts.Token == "" {
 		return "anonymous"
 	}
@@ -151,7 +152,7 @@ func (a *admin) decide(approve bool) smshttp.Handler {
 			}
 		}
 		if d.By == "" {
-			d.By = requester(a, r)
+			d.By = a.requester()
 		}
 		decide := a.judge.Reject
 		if approve {
