@@ -135,8 +135,8 @@ func (r *recorder) Contribute(_ context.Context, point string, item json.RawMess
 	if err != nil {
 		return "", r.problem("activate contributes to point %q: %w", point, err)
 	}
-	if p.Meta.Validate != nil {
-		if err := validate(p.Meta.Validate, withNullFuncs(v)); err != nil {
+	if check := p.Meta.Validator(r.m.ID); check != nil {
+		if err := validate(check, withNullFuncs(v)); err != nil {
 			return "", r.problem("point %q refuses the item: %w", point, err)
 		}
 	}

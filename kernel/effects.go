@@ -127,8 +127,8 @@ func (k *Kernel) contribute(f *fiber, gen uint64, point string, item any) (strin
 	if err := k.checkTrust(f, p.meta.MinContributorTrust, "contribute", fmt.Sprintf("contributing to point %q", point)); err != nil {
 		return "", err
 	}
-	if p.meta.Validate != nil {
-		if err := safeValidate(p.meta.Validate, item); err != nil {
+	if check := p.meta.validator(f.id); check != nil {
+		if err := safeValidate(check, item); err != nil {
 			e := k.errf(CodeValidation, "contribute", f.id, fmt.Sprintf("point %q rejected the item", point))
 			e.Err = err
 			return "", e

@@ -67,4 +67,20 @@ type PointMeta struct {
 	// Validate, when set, checks an item before it is accepted. A rejected
 	// item fails the contributing fiber's activation.
 	Validate func(item any) error `json:"-"`
+	// ValidateFrom, when set, is used instead of Validate and is also told
+	// which plugin contributes, so a point can let a plugin's new version
+	// take over the plugin's own items (a route it already serves).
+	ValidateFrom func(plugin string, item any) error `json:"-"`
 }
+
+// validator returns the point's check for items from plugin, or nil.
+func (m PointMeta) validator(plugin string) func(any) error {
+	if m.ValidateFrom != nil {
+		return func(item any) error { return m.ValidateFrom(plugin, item) }
+	}
+	return m.Validate
+}
+
+// Validator returns the check a point applies to an item from plugin:
+// ValidateFrom bound to plugin, else Validate, else nil.
+func (m PointMeta) Validator(plugin string) func(any) error { return m.validator(plugin) }

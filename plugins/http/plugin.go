@@ -30,8 +30,8 @@ func activate(_ context.Context, c *kernel.Context) error {
 		return err
 	}
 	err = api.DefinePoint(RoutePoint, kernel.PointMeta{
-		Description: "{method, path, handler}: an HTTP route; path segments may be :params",
-		Validate:    s.validate,
+		Description:  "{method, path, handler}: an HTTP route; path segments may be :params",
+		ValidateFrom: s.validate,
 	})
 	if err != nil {
 		return err
@@ -53,14 +53,15 @@ func activate(_ context.Context, c *kernel.Context) error {
 	return c.Provide(Key, Service(s))
 }
 
-// validate checks a route's shape and that no route serves the same
-// requests already.
-func (s *server) validate(item any) error {
+// validate checks a route's shape and that no other plugin serves the
+// same requests already. A plugin's own routes do not conflict, so its new
+// version can take them over when it replaces the old one.
+func (s *server) validate(plugin string, item any) error {
 	r, err := parseItem(item)
 	if err != nil {
 		return err
 	}
-	if x := s.routes.conflict(r); x != nil {
+	if x := s.routes.conflict(r); x != nil && x.plugin != plugin {
 		return fmt.Errorf("%s %s is already served by plugin %s", r.method, r.path, x.plugin)
 	}
 	return nil
