@@ -3,7 +3,11 @@ package adminapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
@@ -24,6 +28,7 @@ func (a *admin) routes() []smshttp.Route {
 			return smshttp.JSON(a.k.Catalog()), nil
 		}),
 		mut("POST", "/api/plugins", a.submit),
+		get("/api/plugins/:id", a.export),
 		mut("POST", "/api/plugins/:id/enable", a.toggle(true)),
 		mut("POST", "/api/plugins/:id/disable", a.toggle(false)),
 		mut("DELETE", "/api/plugins/:id", a.uninstall),
@@ -97,19 +102,55 @@ func (a *admin) submit(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	if err != nil {
 		return nil, smshttp.Errorf(smshttp.KindValidation, err.Error())
 	}
-	v, err := a.judge.Submit(ctx, p.Manifest, p.Code, a.requester())
+	by, err := a.requester(r)
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.judge.Submit(ctx, p.Manifest, p.Code, by)
 	if err != nil {
 		return nil, err
 	}
 	return smshttp.JSON(v), nil
 }
 
-// requester names who asked: "admin" behind a token, else "anonymous".
-func (a *admin) requester() string {
+// requestedByHeader names on whose behalf a token holder (an operator, a
+// CI job) calls the admin API. It is honoured only when the API is
+// token-protected: on an open API anyone could claim any name.
+const requestedByHeader = "X-Requested-By"
+
+// maxRequesterBytes bounds requestedByHeader; 253 fits a Kubernetes
+// object name or a DNS name.
+const maxRequesterBytes = 253
+
+// requester names who asked: the requestedByHeader value behind a token,
+// else "admin" behind a token, else "anonymous". A header too long or with
+// control characters is a validation error, never silently cut.
+func (a *admin) requester(r *smshttp.Request) (string, error) {
 	if a.opts.Token == "" {
-		return "anonymous"
+		return "anonymous", nil
 	}
-	return "admin"
+	by := r.Headers[strings.ToLower(requestedByHeader)]
+	if by == "" {
+		return "admin", nil
+	}
+	if len(by) > maxRequesterBytes || !printable(by) {
+		return "", smshttp.Errorf(smshttp.KindValidation, fmt.Sprintf(
+			"the %s header must be at most %d bytes of printable UTF-8", requestedByHeader, maxRequesterBytes))
+	}
+	return by, nil
+}
+
+// printable reports whether s is valid UTF-8 with only printable runes.
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, c := range s {
+		if !unicode.IsPrint(c) {
+			return false
+		}
+	}
+	return true
 }
 
 func (a *admin) toggle(enable bool) smshttp.Handler {
@@ -152,7 +193,11 @@ func (a *admin) decide(approve bool) smshttp.Handler {
 			}
 		}
 		if d.By == "" {
-			d.By = a.requester()
+			by, err := a.requester(r)
+			if err != nil {
+				return nil, err
+			}
+			d.By = by
 		}
 		decide := a.judge.Reject
 		if approve {

@@ -1,0 +1,52 @@
+package adminapi
+
+import (
+	"context"
+
+	"github.com/sms-baseline/sms/kernel"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
+)
+
+// exported is the answer of GET /api/plugins/{id}: an installed agent
+// plugin's manifest and code as the kernel will restore them, so it can
+// be exported (to git, or as a Plugin object) and submitted again.
+type exported struct {
+	Manifest kernel.Manifest `json:"manifest"`
+	Code     string          `json:"code"`
+	CodeHash string          `json:"codeHash"`
+	Enabled  bool            `json:"enabled"`
+}
+
+// exportPage is how many events one read of the log returns.
+const exportPage = 1000
+
+// export answers an installed agent plugin's manifest and code, folded
+// from the event log and the blob store (the kernel's source of truth).
+func (a *admin) export(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	id := r.Params["id"]
+	var all []kernel.Event
+	for after := int64(0); ; {
+		page, err := a.k.Events(ctx, after, exportPage)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if len(page) < exportPage {
+			break
+		}
+		after = page[len(page)-1].Seq
+	}
+	target, err := kernel.FoldTarget(all)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := target[id]
+	if !ok || !t.Installed || t.Trust != kernel.TrustAgent {
+		return nil, smshttp.Errorf(smshttp.KindNotFound, "no agent plugin "+id+" is installed")
+	}
+	code, err := a.k.Code(ctx, t.CodeHash)
+	if err != nil {
+		return nil, err
+	}
+	return smshttp.JSON(exported{Manifest: t.Manifest, Code: string(code), CodeHash: t.CodeHash, Enabled: t.Enabled}), nil
+}
