@@ -70,54 +70,19 @@ func TestSandboxIsHidden(t *testing.T) {
 	}
 }
 
-// --model takes scripted with a script file and refuses anything else.
-// Seen failing with newModel returning nil for an unknown provider, and
-// with modelKey ignoring the environment.
-func TestNewModel(t *testing.T) {
-	dir := t.TempDir()
-	script, keyFile := dir+"/turns.json", dir+"/key"
-	if err := os.WriteFile(script, []byte(`[[{"type":"text","text":"hi"}]]`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, []byte("k\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, env := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"} {
-		t.Setenv(env, "")
-	}
-	good := []modelFlags{
-		{provider: "scripted", script: script},
-		{provider: "anthropic", name: "m", keyFile: keyFile},
-		{provider: "openai", name: "m", keyFile: keyFile},
-		{provider: "openaicompat", name: "m", baseURL: "http://127.0.0.1:11434/v1"}, // a local server needs no key
-	}
-	for _, f := range good {
-		if m, err := newModel(f); err != nil || m == nil {
-			t.Fatalf("newModel(%+v) = %v, %v; want a model", f, m, err)
-		}
-	}
-	bad := []struct {
-		f    modelFlags
-		want string
-	}{
-		{modelFlags{provider: "scripted"}, "needs --model-script"},
-		{modelFlags{provider: "other"}, "want scripted, anthropic"},
-		{modelFlags{script: script}, "need --model"},
-		{modelFlags{provider: "anthropic", name: "m"}, "set ANTHROPIC_API_KEY"},
-		{modelFlags{provider: "openai"}, "needs --model-name"},
-		{modelFlags{provider: "openaicompat", name: "m"}, "needs --model-base-url"},
-		{modelFlags{provider: "anthropic", name: "m", keyFile: dir + "/missing"}, "read model key"},
-	}
-	for _, tc := range bad {
-		if _, err := newModel(tc.f); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("newModel(%+v) = %v, want an error containing %q", tc.f, err, tc.want)
-		}
-	}
-	t.Setenv("ANTHROPIC_API_KEY", "from-env")
-	if _, err := newModel(modelFlags{provider: "anthropic", name: "m"}); err != nil {
-		t.Fatalf("a key from ANTHROPIC_API_KEY was not used: %v", err)
-	}
-	if m, err := newModel(modelFlags{}); err != nil || m != nil {
-		t.Fatalf("no model = %v, %v; want nil, nil", m, err)
+// `manager kernel` hands its flags to kernelcmd.Run: a bad --executor is
+// refused with the flag named, before any store is opened.
+// Seen failing with BindFlags bound to a Config other than the one Run gets.
+func TestKernelCommandPassesItsFlags(t *testing.T) {
+	// Were the flags lost, the kernel would open the default store in the
+	// working directory and serve until ctx ends: both are made harmless.
+	t.Chdir(t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	root := newRootCommand()
+	root.SetArgs([]string{"kernel", "--executor", "nope", "--listen", "127.0.0.1:0"})
+	err := root.ExecuteContext(ctx)
+	if err == nil || !strings.Contains(err.Error(), `--executor "nope"`) {
+		t.Fatalf("manager kernel --executor nope = %v, want an error naming --executor", err)
 	}
 }

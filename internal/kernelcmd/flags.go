@@ -1,0 +1,29 @@
+package kernelcmd
+
+import (
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sms-baseline/sms/judge"
+)
+
+// BindFlags registers the flags of `manager kernel` on fs, each bound to
+// its field of c, and sets c to Defaults. Args writes exactly these flags,
+// so parsing c.Args()[1:] into a bound Config yields c again.
+func BindFlags(fs *pflag.FlagSet, c *Config) {
+	fs.StringVar(&c.Listen, "listen", Defaults.Listen, "address to serve HTTP on")
+	fs.StringVar(&c.Store, "store", Defaults.Store, "sqlite:PATH or a postgres:// URL")
+	fs.StringVar(&c.Schema, "schema", Defaults.Schema, "Postgres schema of this tenant (default public)")
+	fs.StringVar(&c.Name, "name", Defaults.Name, "name of the kernel in logs and the admin API")
+	fs.StringVar(&c.TokenFile, "admin-token-file", Defaults.TokenFile, "file holding the admin bearer token (default: admin API open)")
+	fs.StringVar(&c.Executor, "executor", Defaults.Executor, "where agent code runs: isolated (child processes with OS limits) or goja (in process)")
+	fs.StringVar(&c.Model.Provider, "model", Defaults.Model.Provider, "the chat agent's model: scripted, anthropic, openai or openaicompat (default: no chat agent)")
+	fs.StringVar(&c.Model.Name, "model-name", Defaults.Model.Name, "the provider's model name")
+	fs.StringVar(&c.Model.BaseURL, "model-base-url", Defaults.Model.BaseURL, "the provider's base URL (required for openaicompat: OpenRouter, Ollama, vLLM)")
+	fs.StringVar(&c.Model.Script, "model-script", Defaults.Model.Script, "JSON file of turns for --model scripted")
+	fs.StringVar(&c.Model.KeyFile, "model-key-file", Defaults.Model.KeyFile, "file holding the model key (default: ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY)")
+	fs.BoolVar(&c.AutoApprove, "auto-approve", Defaults.AutoApprove, "mount sensitive plugins without a human (taints the kernel)")
+	fs.StringSliceVar(&c.SensitivePoints, "sensitive-points", Defaults.SensitivePoints, "points whose contributions need approval (default "+strings.Join(judge.DefaultSensitivePoints, ",")+")")
+	fs.StringSliceVar(&c.SensitiveScopes, "sensitive-scopes", Defaults.SensitiveScopes, "scopes that need approval (default "+strings.Join(judge.DefaultSensitiveScopes, ",")+")")
+}

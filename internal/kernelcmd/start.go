@@ -1,0 +1,136 @@
+package kernelcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/sms-baseline/sms/baseline"
+	gojaexec "github.com/sms-baseline/sms/drivers/executor/goja"
+	"github.com/sms-baseline/sms/drivers/executor/isolated"
+	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// Start opens the kernel c describes: it reads the admin token, builds the
+// executor and the model, opens the store and boots the system plugins.
+// Empty Listen, Store, Name and Executor take their Defaults, as they do on
+// the command line, where Args leaves them out. Errors name the flag to fix.
+// On error nothing stays open; on success the caller closes the kernel.
+// A nil logger discards the kernel's logs.
+func Start(ctx context.Context, c Config, logger *slog.Logger) (*baseline.Baseline, error) {
+	c = c.withDefaults()
+	token, err := readToken(c.TokenFile)
+	if err != nil {
+		return nil, err
+	}
+	exec, err := newExecutor(c.Executor, logger)
+	if err != nil {
+		return nil, err
+	}
+	model, err := newModel(c.Model)
+	if err != nil {
+		return nil, err
+	}
+	// The store opens last: everything above fails without leaving it open.
+	st, err := baseline.OpenStore(ctx, c.Store, c.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("--store: %w", err)
+	}
+	b, err := baseline.New(ctx, baseline.Options{Name: c.Name, Store: st, Executor: exec, AdminToken: token, Logger: logger, Model: model,
+		Policy: judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes}})
+	if err != nil {
+		return nil, err // New closed the store
+	}
+	return b, nil
+}
+
+// Run starts the kernel c describes and serves it on ln until ctx is done,
+// then lets in-flight requests finish and closes the kernel. A nil ln
+// listens on c.Listen. Run owns ln: it is closed when Run returns.
+// A nil logger discards the logs.
+func Run(ctx context.Context, c Config, ln net.Listener, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c = c.withDefaults()
+	b, err := Start(ctx, c, logger)
+	if err != nil {
+		if ln != nil {
+			err = errors.Join(err, ln.Close())
+		}
+		return err
+	}
+	if ln == nil {
+		if ln, err = net.Listen("tcp", c.Listen); err != nil {
+			return errors.Join(fmt.Errorf("--listen: %w", err), b.Close())
+		}
+	}
+	logger.Info("Kernel serving", "kernel", c.Name, "addr", ln.Addr().String(), "store", redact(c.Store),
+		"executor", c.Executor, "auth", map[bool]string{true: "token", false: "open"}[c.TokenFile != ""])
+	err = b.Serve(ctx, ln, baseline.ServeOptions{})
+	logger.Info("Kernel stopped", "kernel", c.Name)
+	return errors.Join(err, b.Close())
+}
+
+// withDefaults fills the empty fields that have a default, so a Config
+// means to Start what its Args mean to the command.
+func (c Config) withDefaults() Config {
+	if c.Listen == "" {
+		c.Listen = Defaults.Listen
+	}
+	if c.Store == "" {
+		c.Store = Defaults.Store
+	}
+	if c.Name == "" {
+		c.Name = Defaults.Name
+	}
+	if c.Executor == "" {
+		c.Executor = Defaults.Executor
+	}
+	return c
+}
+
+// readToken reads the admin token from path; an empty path means none.
+func readToken(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--admin-token-file: read admin token: %w", err)
+	}
+	token := strings.TrimSpace(string(raw))
+	if token == "" {
+		return "", fmt.Errorf("--admin-token-file: read admin token: %s is empty", path)
+	}
+	return token, nil
+}
+
+// newExecutor returns the executor name chooses.
+func newExecutor(name string, logger *slog.Logger) (kernel.Executor, error) {
+	switch name {
+	case "goja":
+		return gojaexec.New(gojaexec.Options{Logger: logger}), nil
+	case "isolated":
+		exec, err := isolated.New(isolated.Options{Logger: logger})
+		if err != nil {
+			return nil, fmt.Errorf("--executor isolated: %w", err)
+		}
+		return exec, nil
+	}
+	return nil, fmt.Errorf("--executor %q: want isolated or goja", name)
+}
+
+// redact hides a password in a store URL for logs.
+func redact(spec string) string {
+	if i := strings.Index(spec, "@"); i > 0 && strings.Contains(spec[:i], "://") {
+		scheme, _, _ := strings.Cut(spec, "://")
+		return scheme + "://…@" + spec[i+1:]
+	}
+	return spec
+}
