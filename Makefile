@@ -9,9 +9,17 @@ LOCALBIN ?= $(shell pwd)/bin
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 BENCHSTAT_VERSION ?= v0.0.0-20260908200009-22c9c6c9d4da
+KUSTOMIZE_VERSION ?= v5.8.2
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 BENCHSTAT ?= $(LOCALBIN)/benchstat
+KUSTOMIZE ?= $(LOCALBIN)/kustomize
+KUBECTL ?= kubectl
+
+# Image of the manager (operator, kernels and sandboxes share it).
+IMG ?= controller:latest
+# CONTAINER_TOOL builds and pushes the image: docker or podman.
+CONTAINER_TOOL ?= docker
 
 # Test settings.
 TEST_PKGS ?= ./...
@@ -50,11 +58,12 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: test
-test: vet ## Run go vet, the architecture test, then every test with -race against a throwaway Postgres; print total coverage.
+test: vet ## Run go vet, the architecture test, then every test with -race against a throwaway Postgres and envtest's API server (built once by hack/setup-envtest.sh); print total coverage.
 	go test -count=1 ./internal/architecture/
-	pg_env="$$(hack/postgres.sh start)"; eval "$$pg_env"; \
+	envtest_env="$$(hack/setup-envtest.sh)" || exit 1; eval "$$envtest_env"; \
+	pg_env="$$(hack/postgres.sh start)" || exit 1; eval "$$pg_env"; \
 	trap 'hack/postgres.sh stop "$$SMS_POSTGRES_DIR"' EXIT; \
-	SMS_REQUIRE_POSTGRES=1 go test $(TEST_FLAGS) -count=1 -coverpkg=./... -coverprofile=$(COVER_PROFILE) $(TEST_PKGS); \
+	SMS_REQUIRE_POSTGRES=1 SMS_REQUIRE_ENVTEST=1 go test $(TEST_FLAGS) -count=1 -coverpkg=./... -coverprofile=$(COVER_PROFILE) $(TEST_PKGS); \
 	go tool cover -func=$(COVER_PROFILE) | tail -n 1
 
 .PHONY: lint
@@ -67,7 +76,7 @@ lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
 
 .PHONY: bench
 bench: benchstat ## Run the benchmarks BENCH_COUNT times and summarize them with benchstat.
-	pg_env="$$(hack/postgres.sh start)"; eval "$$pg_env"; \
+	pg_env="$$(hack/postgres.sh start)" || exit 1; eval "$$pg_env"; \
 	trap 'hack/postgres.sh stop "$$SMS_POSTGRES_DIR"' EXIT; \
 	go test -run '^$$' -bench '$(BENCH)' -count $(BENCH_COUNT) $(BENCH_PKGS) | tee bench.out
 	$(BENCHSTAT) bench.out
@@ -97,6 +106,45 @@ run: ## Run the manager from your host (ARGS are passed through).
 	@[ -d cmd/manager ] || { echo "cmd/manager does not exist yet"; exit 1; }
 	go run ./cmd/manager $(ARGS)
 
+# docker-build needs a container engine; the Dockerfile's base images are
+# named without a registry, so the engine's own search list resolves them.
+.PHONY: docker-build
+docker-build: ## Build the manager image IMG with CONTAINER_TOOL.
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager image IMG with CONTAINER_TOOL.
+	$(CONTAINER_TOOL) push $(IMG)
+
+.PHONY: build-installer
+build-installer: manifests generate kustomize ## Write dist/install.yaml: CRDs, RBAC, webhooks and the manager running IMG.
+	mkdir -p dist
+	cd config/manager && "$(KUSTOMIZE)" edit set image controller=$(IMG)
+	"$(KUSTOMIZE)" build config/default > dist/install.yaml
+
+##@ Deployment
+
+ifndef ignore-not-found
+  ignore-not-found = false
+endif
+
+.PHONY: install
+install: manifests kustomize ## Install the CRDs into the cluster of the current kubeconfig context.
+	"$(KUSTOMIZE)" build config/crd | "$(KUBECTL)" apply -f -
+
+.PHONY: uninstall
+uninstall: manifests kustomize ## Uninstall the CRDs (and every Tenant, Plugin and Approval). ignore-not-found=true ignores missing ones.
+	"$(KUSTOMIZE)" build config/crd | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -
+
+.PHONY: deploy
+deploy: manifests kustomize ## Deploy the operator running IMG (needs cert-manager in the cluster for the webhook certificate).
+	cd config/manager && "$(KUSTOMIZE)" edit set image controller=$(IMG)
+	"$(KUSTOMIZE)" build config/default | "$(KUBECTL)" apply -f -
+
+.PHONY: undeploy
+undeploy: kustomize ## Remove the operator and the CRDs. ignore-not-found=true ignores missing objects.
+	"$(KUSTOMIZE)" build config/default | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -
+
 ##@ Tools
 
 $(LOCALBIN):
@@ -116,6 +164,11 @@ $(GOLANGCI_LINT): | $(LOCALBIN)
 benchstat: $(BENCHSTAT) ## Install benchstat into ./bin.
 $(BENCHSTAT): | $(LOCALBIN)
 	$(call go-install-tool,$(BENCHSTAT),golang.org/x/perf/cmd/benchstat,$(BENCHSTAT_VERSION))
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Install kustomize into ./bin.
+$(KUSTOMIZE): | $(LOCALBIN)
+	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
 
 # go-install-tool installs $(2)@$(3) as $(1)-$(3) and links $(1) to it, so a
 # version bump installs the new version instead of reusing the old binary.

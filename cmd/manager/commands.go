@@ -14,7 +14,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newKernelCommand(), newSandboxCommand())
+	root.AddCommand(newKernelCommand(), newOperatorCommand(), newSandboxCommand())
 	return root
 }
 

@@ -1,0 +1,87 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Decision is a human's answer to an Approval.
+// +kubebuilder:validation:Enum=Approved;Denied
+type Decision string
+
+// Decisions.
+const (
+	DecisionApproved Decision = "Approved"
+	DecisionDenied   Decision = "Denied"
+)
+
+// ApprovalSpec asks a human to approve one plugin's exact code.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.decision) || (has(self.decision) && self.decision == oldSelf.decision)",message="decision is immutable once set"
+type ApprovalSpec struct {
+	// PluginRef names the Plugin waiting for this decision.
+	PluginRef corev1.LocalObjectReference `json:"pluginRef"`
+	// PluginID is the plugin's id in the kernel.
+	PluginID string `json:"pluginId"`
+	// CodeHash binds the approval to the code the judge saw; an approval
+	// of other code is Expired, never applied.
+	CodeHash string `json:"codeHash"`
+	// KernelApprovalID is the approval's id in the tenant's kernel.
+	// +optional
+	KernelApprovalID string `json:"kernelApprovalId,omitempty"`
+	// Reasons name the scopes and points that made the plugin sensitive.
+	// +optional
+	Reasons []string `json:"reasons,omitempty"`
+	// RequestedBy is who asked for the plugin.
+	// +optional
+	RequestedBy string `json:"requestedBy,omitempty"`
+	// Decision is set by a human: Approved or Denied. It cannot change.
+	// +optional
+	Decision Decision `json:"decision,omitempty"`
+	// Message is the human's note on the decision.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// ApprovalStatus records the decision and what the kernel did with it.
+type ApprovalStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Approved, Denied, Expired, Ready.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// DecidedBy is the user who set the decision.
+	// +optional
+	DecidedBy string `json:"decidedBy,omitempty"`
+	// DecidedAt is when they set it.
+	// +optional
+	DecidedAt *metav1.Time `json:"decidedAt,omitempty"`
+}
+
+// Approval is a human's decision on a plugin the judge parked.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=sms
+// +kubebuilder:printcolumn:name="Plugin",type=string,JSONPath=`.spec.pluginRef.name`
+// +kubebuilder:printcolumn:name="Decision",type=string,JSONPath=`.spec.decision`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Requested-By",type=string,JSONPath=`.spec.requestedBy`
+// +kubebuilder:printcolumn:name="Decided-By",type=string,JSONPath=`.status.decidedBy`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Approval struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ApprovalSpec   `json:"spec,omitempty"`
+	Status ApprovalStatus `json:"status,omitempty"`
+}
+
+// ApprovalList is a list of Approvals.
+// +kubebuilder:object:root=true
+type ApprovalList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Approval `json:"items"`
+}

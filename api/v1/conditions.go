@@ -1,0 +1,85 @@
+package v1
+
+// Condition types. Tenant uses Ready, Reconciling and Stalled (the kstatus
+// conventions); Plugin uses Judged, Approved, Mounted and Ready; Approval
+// uses Approved, Denied, Expired and Ready.
+const (
+	ConditionReady       = "Ready"
+	ConditionReconciling = "Reconciling"
+	ConditionStalled     = "Stalled"
+	ConditionJudged      = "Judged"
+	ConditionApproved    = "Approved"
+	ConditionMounted     = "Mounted"
+	ConditionDenied      = "Denied"
+	ConditionExpired     = "Expired"
+)
+
+// Condition reasons. A rejection's reason names the gate that refused the
+// plugin: Gate followed by the gate's name in title case (GateLint,
+// GateTrust, GateLoad, ...); see GateReason.
+const (
+	ReasonKernelReady       = "KernelReady"
+	ReasonKernelStarting    = "KernelStarting"
+	ReasonKernelUnreachable = "KernelUnreachable"
+	ReasonInvalidSpec       = "InvalidSpec"
+	ReasonSuspended         = "Suspended"
+	ReasonTenantNotReady    = "TenantNotReady"
+	ReasonTenantNotFound    = "TenantNotFound"
+	ReasonCodeNotFound      = "CodeNotFound"
+	ReasonSubmitted         = "Submitted"
+	ReasonMounted           = "Mounted"
+	ReasonPendingApproval   = "PendingApproval"
+	ReasonNotRequired       = "NotRequired"
+	ReasonApproved          = "Approved"
+	ReasonDenied            = "Denied"
+	ReasonRejected          = "Rejected"
+	ReasonDisabled          = "Disabled"
+	ReasonFailed            = "Failed"
+	ReasonRolledBack        = "RolledBack"
+	ReasonAwaitingDecision  = "AwaitingDecision"
+	ReasonCodeChanged       = "CodeChanged"
+	ReasonTTLExpired        = "TTLExpired"
+	ReasonApplied           = "Applied"
+	ReasonKernelRefused     = "KernelRefused"
+)
+
+// Labels and annotations the operator reads and writes.
+const (
+	// LabelTenant is set on everything the operator creates for a tenant.
+	LabelTenant = "sms.dev/tenant"
+	// LabelOrigin marks Plugins mirrored from a kernel (value "agent").
+	LabelOrigin = "sms.dev/origin"
+	// AnnotationRequestedBy is stamped on a Plugin by the webhook: the user
+	// who last changed its spec.
+	AnnotationRequestedBy = "sms.dev/requested-by"
+	// AnnotationDecidedBy and AnnotationDecidedAt are stamped on an
+	// Approval by the webhook when its decision is set.
+	AnnotationDecidedBy = "sms.dev/decided-by"
+	AnnotationDecidedAt = "sms.dev/decided-at"
+	// FinalizerUninstall uninstalls a Plugin from its kernel on deletion.
+	FinalizerUninstall = "sms.dev/uninstall"
+)
+
+// GateReason returns the condition reason for a rejection by gate: "lint"
+// becomes "GateLint".
+func GateReason(gate string) string {
+	if gate == "" {
+		return ReasonRejected
+	}
+	out := []byte("Gate")
+	upper := true
+	for i := 0; i < len(gate); i++ {
+		c := gate[i]
+		switch {
+		case c >= 'a' && c <= 'z' && upper:
+			out = append(out, c-'a'+'A')
+			upper = false
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+			out = append(out, c)
+			upper = false
+		default:
+			upper = true
+		}
+	}
+	return string(out)
+}

@@ -1,0 +1,134 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PluginSpec is an agent plugin: its manifest and code, and whether it is
+// enabled. The operator submits it to the tenant's kernel, whose judge
+// decides whether it mounts.
+// +kubebuilder:validation:XValidation:rule="has(self.code) != has(self.codeFrom)",message="exactly one of code and codeFrom must be set"
+type PluginSpec struct {
+	// TenantRef names the Tenant, in the same namespace, whose kernel runs
+	// the plugin.
+	TenantRef corev1.LocalObjectReference `json:"tenantRef"`
+	// ID is the plugin's id in the kernel, agent.<name>; it cannot change.
+	// +kubebuilder:validation:Pattern=`^agent\.[a-z0-9_-]+(\.[a-z0-9_-]+)*$`
+	// +kubebuilder:validation:MaxLength=100
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="id is immutable"
+	ID string `json:"id"`
+	// Version is the plugin's version.
+	// +kubebuilder:validation:MinLength=1
+	Version string `json:"version"`
+	// Description says what the plugin does.
+	// +optional
+	Description string `json:"description,omitempty"`
+	// Inject lists the keys the plugin needs.
+	// +optional
+	Inject []string `json:"inject,omitempty"`
+	// Optional lists keys the plugin uses when present.
+	// +optional
+	Optional []string `json:"optional,omitempty"`
+	// Provide lists the keys the plugin may provide.
+	// +optional
+	Provide []string `json:"provide,omitempty"`
+	// Scopes lists the capabilities the judge's policy weighs, such as net.
+	// +optional
+	Scopes []string `json:"scopes,omitempty"`
+	// Contributes holds declarative items per point (routes, collections,
+	// schedules, tools), applied before activate.
+	// +optional
+	Contributes map[string][]apiextensionsv1.JSON `json:"contributes,omitempty"`
+	// Code is the plugin's JavaScript: export default async function activate(cap) {...}.
+	// +optional
+	Code *string `json:"code,omitempty"`
+	// CodeFrom reads the code from a ConfigMap key instead.
+	// +optional
+	CodeFrom *corev1.ConfigMapKeySelector `json:"codeFrom,omitempty"`
+	// Enabled runs the plugin when true (the default); false disables it
+	// and keeps it installed.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// Origin says where a Plugin came from.
+// +kubebuilder:validation:Enum=git;agent
+type Origin string
+
+// Origins.
+const (
+	// OriginGit is a Plugin a person or a GitOps tool applied.
+	OriginGit Origin = "git"
+	// OriginAgent is a plugin the agent defined inside a kernel, mirrored.
+	OriginAgent Origin = "agent"
+)
+
+// Verdict is the judge's answer to the last submission.
+type Verdict struct {
+	// Result is mounted, pending or rejected.
+	Result string `json:"result"`
+	// Gate names the gate or policy that decided.
+	// +optional
+	Gate string `json:"gate,omitempty"`
+	// Message explains the verdict.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// PluginStatus is what the kernel made of the plugin.
+type PluginStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Origin is git or agent.
+	// +optional
+	Origin Origin `json:"origin,omitempty"`
+	// CodeHash is the hash of the code last submitted.
+	// +optional
+	CodeHash string `json:"codeHash,omitempty"`
+	// Submission identifies the manifest and code last submitted, so the
+	// same submission is never made twice.
+	// +optional
+	Submission string `json:"submission,omitempty"`
+	// Verdict is the judge's answer to that submission.
+	// +optional
+	Verdict *Verdict `json:"verdict,omitempty"`
+	// Conditions: Judged, Approved, Mounted, Ready.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ApprovalRef names the Approval waiting for a human, if any.
+	// +optional
+	ApprovalRef *corev1.LocalObjectReference `json:"approvalRef,omitempty"`
+}
+
+// Plugin is an agent plugin running in a tenant's kernel.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=sms
+// +kubebuilder:printcolumn:name="Tenant",type=string,JSONPath=`.spec.tenantRef.name`
+// +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.spec.id`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict.result`
+// +kubebuilder:printcolumn:name="Mounted",type=string,JSONPath=`.status.conditions[?(@.type=="Mounted")].status`
+// +kubebuilder:printcolumn:name="Origin",type=string,JSONPath=`.status.origin`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Plugin struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PluginSpec   `json:"spec,omitempty"`
+	Status PluginStatus `json:"status,omitempty"`
+}
+
+// PluginList is a list of Plugins.
+// +kubebuilder:object:root=true
+type PluginList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Plugin `json:"items"`
+}

@@ -1,0 +1,193 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// StorageDriver names where a tenant's kernel persists.
+// +kubebuilder:validation:Enum=sqlite;postgres
+type StorageDriver string
+
+// Storage drivers.
+const (
+	StorageSQLite   StorageDriver = "sqlite"
+	StoragePostgres StorageDriver = "postgres"
+)
+
+// TenantStorage is where the kernel keeps its event log, blobs and the
+// collections' tables.
+// +kubebuilder:validation:XValidation:rule="self.driver != 'postgres' || has(self.postgres)",message="storage.postgres is required when driver is postgres"
+type TenantStorage struct {
+	// Driver is sqlite (a file on a PersistentVolumeClaim, the default) or
+	// postgres (a schema in an existing database).
+	// +kubebuilder:default=sqlite
+	// +optional
+	Driver StorageDriver `json:"driver,omitempty"`
+	// SQLite configures the volume of the sqlite driver.
+	// +optional
+	SQLite *SQLiteStorage `json:"sqlite,omitempty"`
+	// Postgres configures the postgres driver.
+	// +optional
+	Postgres *PostgresStorage `json:"postgres,omitempty"`
+}
+
+// SQLiteStorage sizes the kernel's PersistentVolumeClaim.
+type SQLiteStorage struct {
+	// Size of the volume. Default 1Gi.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+	// StorageClassName of the volume; empty uses the cluster's default class.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// PostgresStorage points the kernel at a schema of an existing database.
+type PostgresStorage struct {
+	// URLSecretRef names a key of a Secret in the tenant's namespace holding
+	// a postgres:// URL.
+	URLSecretRef corev1.SecretKeySelector `json:"urlSecretRef"`
+	// Schema is the tenant's schema. Default: tenant_<name> with dashes
+	// turned into underscores.
+	// +kubebuilder:validation:Pattern=`^[a-z_][a-z0-9_]{0,62}$`
+	// +optional
+	Schema string `json:"schema,omitempty"`
+}
+
+// ModelProvider names a model driver.
+// +kubebuilder:validation:Enum=scripted;anthropic;openai;openaicompat
+type ModelProvider string
+
+// TenantModel is the chat agent's model. Without one the kernel runs no
+// chat agent.
+type TenantModel struct {
+	// Provider is scripted (replays a script, for demos and tests),
+	// anthropic, openai, or openaicompat (OpenRouter, Ollama, vLLM).
+	Provider ModelProvider `json:"provider"`
+	// Name is the provider's model name; required except for scripted.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// BaseURL overrides the provider's endpoint; required for openaicompat.
+	// +optional
+	BaseURL string `json:"baseURL,omitempty"`
+	// KeySecretRef names a key of a Secret holding the API key.
+	// +optional
+	KeySecretRef *corev1.SecretKeySelector `json:"keySecretRef,omitempty"`
+	// ScriptConfigMapRef names a key of a ConfigMap holding the scripted
+	// model's JSON script; required for scripted.
+	// +optional
+	ScriptConfigMapRef *corev1.ConfigMapKeySelector `json:"scriptConfigMapRef,omitempty"`
+}
+
+// TenantJudge is the judge's approval policy.
+type TenantJudge struct {
+	// SensitiveScopes replace the judge's default sensitive scopes.
+	// +optional
+	SensitiveScopes []string `json:"sensitiveScopes,omitempty"`
+	// SensitivePoints replace the judge's default sensitive points.
+	// +optional
+	SensitivePoints []string `json:"sensitivePoints,omitempty"`
+	// AutoApprove mounts sensitive plugins without a human and taints the
+	// kernel.
+	// +optional
+	AutoApprove bool `json:"autoApprove,omitempty"`
+	// ApprovalTTL denies an Approval left undecided this long. Default 24h.
+	// +optional
+	ApprovalTTL *metav1.Duration `json:"approvalTTL,omitempty"`
+	// ForbidSelfApproval refuses a decision by the user who requested the
+	// plugin.
+	// +optional
+	ForbidSelfApproval bool `json:"forbidSelfApproval,omitempty"`
+}
+
+// Executor names where a kernel runs agent code.
+// +kubebuilder:validation:Enum=isolated;goja
+type Executor string
+
+// TenantSpec is the desired state of a tenant's kernel.
+type TenantSpec struct {
+	// Storage is where the kernel persists. Default: sqlite on a 1Gi volume.
+	// +optional
+	Storage TenantStorage `json:"storage,omitempty"`
+	// Model is the chat agent's model.
+	// +optional
+	Model *TenantModel `json:"model,omitempty"`
+	// Judge is the approval policy.
+	// +optional
+	Judge TenantJudge `json:"judge,omitempty"`
+	// Executor runs agent code: isolated (child processes under OS limits,
+	// the default) or goja (in the kernel's process).
+	// +kubebuilder:default=isolated
+	// +optional
+	Executor Executor `json:"executor,omitempty"`
+	// SystemPlugins lists optional system plugins to enable.
+	// +optional
+	SystemPlugins []string `json:"systemPlugins,omitempty"`
+	// Resources of the kernel container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+	// Image overrides the kernel image. Default: the operator's own image,
+	// so operator and kernel versions move together.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// Suspend scales the kernel to zero; its data is kept.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// PluginCounts counts a tenant's agent plugins by state.
+type PluginCounts struct {
+	Mounted int32 `json:"mounted"`
+	Pending int32 `json:"pending"`
+	Failed  int32 `json:"failed"`
+}
+
+// TenantStatus is the observed state of a tenant's kernel.
+type TenantStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Ready, Reconciling, Stalled.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Endpoint is the kernel's HTTP address.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// AdminTokenSecret names the Secret holding the kernel's admin token.
+	// +optional
+	AdminTokenSecret string `json:"adminTokenSecret,omitempty"`
+	// Plugins counts the kernel's agent plugins.
+	// +optional
+	Plugins *PluginCounts `json:"plugins,omitempty"`
+	// Taint lists the kernel's sticky taint flags (auto-approval, ...).
+	// +optional
+	Taint []string `json:"taint,omitempty"`
+}
+
+// Tenant runs one kernel: its storage, model and judge policy.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=sms
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Mounted",type=integer,JSONPath=`.status.plugins.mounted`
+// +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=`.status.plugins.pending`
+// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Tenant struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   TenantSpec   `json:"spec,omitempty"`
+	Status TenantStatus `json:"status,omitempty"`
+}
+
+// TenantList is a list of Tenants.
+// +kubebuilder:object:root=true
+type TenantList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Tenant `json:"items"`
+}

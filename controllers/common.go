@@ -1,0 +1,111 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/kernelclient"
+)
+
+// Deps are what every controller needs.
+type Deps struct {
+	Client   client.Client
+	Scheme   *runtime.Scheme
+	Recorder events.EventRecorder
+	// HTTP is shared by the kernel clients.
+	HTTP *http.Client
+	// Poll is how often a tenant's kernel is checked when nothing else
+	// triggers a reconcile. Default 30 s.
+	Poll time.Duration
+}
+
+func (d *Deps) poll() time.Duration {
+	if d.Poll <= 0 {
+		return 30 * time.Second
+	}
+	return d.Poll
+}
+
+// AdminTokenSecretName names the Secret holding a tenant's admin token.
+func AdminTokenSecretName(tenant string) string { return tenant + "-kernel-admin" }
+
+// adminTokenKey is the key of the token in that Secret.
+const adminTokenKey = "token"
+
+// kernelFor returns a client for the tenant's kernel, or an error saying
+// why the kernel cannot be reached yet.
+func (d *Deps) kernelFor(ctx context.Context, t *smsv1.Tenant) (*kernelclient.Client, error) {
+	if !meta.IsStatusConditionTrue(t.Status.Conditions, smsv1.ConditionReady) || t.Status.Endpoint == "" {
+		return nil, fmt.Errorf("tenant %s is not ready", t.Name)
+	}
+	var s corev1.Secret
+	key := types.NamespacedName{Namespace: t.Namespace, Name: AdminTokenSecretName(t.Name)}
+	if err := d.Client.Get(ctx, key, &s); err != nil {
+		return nil, fmt.Errorf("read the admin token of tenant %s: %w", t.Name, err)
+	}
+	return kernelclient.New(t.Status.Endpoint, string(s.Data[adminTokenKey]), d.HTTP), nil
+}
+
+// event records a Kubernetes Event about obj.
+func (d *Deps) event(obj runtime.Object, warning bool, reason, note string) {
+	if d.Recorder == nil {
+		return
+	}
+	typ := corev1.EventTypeNormal
+	if warning {
+		typ = corev1.EventTypeWarning
+	}
+	d.Recorder.Eventf(obj, nil, typ, reason, "Reconcile", "%s", note)
+}
+
+// condSetter sets conditions of one object's status at one generation.
+type condSetter struct {
+	conds *[]metav1.Condition
+	gen   int64
+}
+
+// setCond returns a setter for conds observed at generation gen.
+func setCond(conds *[]metav1.Condition, gen int64) condSetter { return condSetter{conds, gen} }
+
+// to sets condition typ; it reports whether anything changed.
+func (c condSetter) to(typ string, ok bool, reason, msg string) bool {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	return meta.SetStatusCondition(c.conds, metav1.Condition{Type: typ, Status: status, Reason: reason,
+		Message: msg, ObservedGeneration: c.gen})
+}
+
+// patchStatus writes obj's status when it differs from before's, through
+// the status subresource only.
+func (d *Deps) patchStatus(ctx context.Context, before, obj client.Object, changed func() bool) error {
+	if !changed() {
+		return nil
+	}
+	if err := d.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("update status of %s: %w", obj.GetName(), err)
+	}
+	return nil
+}
+
+// semanticChanged compares two statuses.
+func semanticChanged(a, b any) func() bool {
+	return func() bool { return !equality.Semantic.DeepEqual(a, b) }
+}
+
+func corev1Ref(name string) corev1.LocalObjectReference {
+	return corev1.LocalObjectReference{Name: name}
+}

@@ -1,0 +1,288 @@
+package controllers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/kernelclient"
+	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// PluginReconciler submits Plugins to their tenant's kernel.
+type PluginReconciler struct {
+	*Deps
+}
+
+// +kubebuilder:rbac:groups=sms.dev,resources=plugins,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=sms.dev,resources=plugins/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=sms.dev,resources=plugins/finalizers,verbs=update
+// +kubebuilder:rbac:groups=sms.dev,resources=approvals,verbs=get;list;watch;create
+
+// errWait means the plugin waits on something else (its tenant, its code);
+// its conditions say what.
+var errWait = errors.New("waiting")
+
+// Reconcile implements reconcile.Reconciler.
+func (r *PluginReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var p smsv1.Plugin
+	if err := r.Client.Get(ctx, req.NamespacedName, &p); err != nil {
+		return ctrl.Result{}, ignoreNotFound(err)
+	}
+	if !p.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, &p)
+	}
+	if !controllerutil.ContainsFinalizer(&p, smsv1.FinalizerUninstall) {
+		controllerutil.AddFinalizer(&p, smsv1.FinalizerUninstall)
+		if err := r.Client.Update(ctx, &p); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	before := p.DeepCopy()
+	res, err := r.reconcile(ctx, &p)
+	if errors.Is(err, errWait) {
+		res, err = ctrl.Result{RequeueAfter: r.poll()}, nil
+	}
+	p.Status.ObservedGeneration = p.Generation
+	p.Status.Origin = smsv1.OriginGit
+	if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) {
+		p.Status.Origin = smsv1.OriginAgent
+	}
+	if perr := r.patchStatus(ctx, before, &p, semanticChanged(before.Status, p.Status)); perr != nil {
+		return ctrl.Result{}, perr
+	}
+	r.announce(before, &p)
+	return res, err
+}
+
+// announce records an Event when the verdict or Ready changed.
+func (r *PluginReconciler) announce(before, p *smsv1.Plugin) {
+	v, old := p.Status.Verdict, before.Status.Verdict
+	if v == nil || (old != nil && *old == *v && before.Status.CodeHash == p.Status.CodeHash) {
+		return
+	}
+	switch v.Result {
+	case string(judge.StatusRejected):
+		r.event(p, true, smsv1.GateReason(v.Gate), v.Message)
+	case string(judge.StatusPending):
+		r.event(p, false, smsv1.ReasonPendingApproval, v.Message)
+	default:
+		r.event(p, false, smsv1.ReasonMounted, "mounted version "+p.Spec.Version)
+	}
+}
+
+// reconcile submits the plugin when needed and fills its status.
+func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl.Result, error) {
+	_, kc, err := r.tenant(ctx, p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plug, err := r.plugin(ctx, p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	hash := kernel.HashCode([]byte(plug.Code))
+	key := submissionKey(plug)
+	state, err := kc.State(ctx)
+	if err != nil {
+		return ctrl.Result{}, r.unreachable(p, err)
+	}
+	existing, err := r.approvalOf(ctx, p, hash)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if existing != nil && meta.IsStatusConditionTrue(existing.Status.Conditions, smsv1.ConditionDenied) {
+		f, _ := findFiber(state, p.Spec.ID)
+		setDenied(p, hash, existing, f)
+		return ctrl.Result{}, nil
+	}
+	v, known := knownVerdict(p, state, hash, key)
+	if !known {
+		if v, err = kc.Submit(ctx, plug, p.Annotations[smsv1.AnnotationRequestedBy]); err != nil {
+			return ctrl.Result{}, r.unreachable(p, err)
+		}
+		if state, err = kc.State(ctx); err != nil {
+			return ctrl.Result{}, r.unreachable(p, err)
+		}
+	}
+	p.Status.CodeHash, p.Status.Submission = hash, key
+	p.Status.Verdict = &smsv1.Verdict{Result: string(v.Status), Gate: v.Gate, Message: v.Reason}
+	fiber, _ := findFiber(state, p.Spec.ID)
+	if v.Status == judge.StatusMounted {
+		if fiber, err = r.toggle(ctx, kc, p, fiber); err != nil {
+			return ctrl.Result{}, r.unreachable(p, err)
+		}
+	}
+	if v.Status == judge.StatusPending {
+		if err := r.ensureApproval(ctx, p, pendingFor(state, p.Spec.ID, hash)); err != nil {
+			return ctrl.Result{}, err
+		}
+	} else {
+		p.Status.ApprovalRef = nil
+	}
+	approved := existing != nil && meta.IsStatusConditionTrue(existing.Status.Conditions, smsv1.ConditionApproved)
+	setPluginConditions(p, v, fiber, approved)
+	return ctrl.Result{RequeueAfter: r.poll()}, nil
+}
+
+// knownVerdict returns the kernel's verdict on this exact submission when
+// it was already made, so nothing is submitted twice.
+func knownVerdict(p *smsv1.Plugin, s kernelclient.State, hash, key string) (judge.Verdict, bool) {
+	if p.Status.Submission != key {
+		return judge.Verdict{}, false
+	}
+	base := judge.Verdict{PluginID: p.Spec.ID, Version: p.Spec.Version, CodeHash: hash}
+	if f, ok := findFiber(s, p.Spec.ID); ok && f.CodeHash == hash {
+		base.Status, base.Gate = judge.StatusMounted, judge.GateMount
+		return base, true
+	}
+	if a := pendingFor(s, p.Spec.ID, hash); a != nil {
+		base.Status, base.Gate, base.ApprovalID = judge.StatusPending, judge.GatePolicy, a.ID
+		base.Reason = p.Status.Verdict.Message
+		return base, true
+	}
+	if v := p.Status.Verdict; v != nil && v.Result == string(judge.StatusRejected) {
+		base.Status, base.Gate, base.Reason = judge.StatusRejected, v.Gate, v.Message
+		return base, true
+	}
+	return judge.Verdict{}, false
+}
+
+// toggle makes the fiber's enabled state follow spec.enabled.
+func (r *PluginReconciler) toggle(ctx context.Context, kc *kernelclient.Client, p *smsv1.Plugin, f kernel.FiberView) (kernel.FiberView, error) {
+	want := p.Spec.Enabled == nil || *p.Spec.Enabled
+	if f.ID == "" || f.Enabled == want {
+		return f, nil
+	}
+	if want {
+		return kc.Enable(ctx, p.Spec.ID)
+	}
+	return kc.Disable(ctx, p.Spec.ID)
+}
+
+// tenant returns the plugin's Tenant and a client for its kernel.
+func (r *PluginReconciler) tenant(ctx context.Context, p *smsv1.Plugin) (*smsv1.Tenant, *kernelclient.Client, error) {
+	var t smsv1.Tenant
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: p.Spec.TenantRef.Name}, &t)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			r.waiting(p, smsv1.ReasonTenantNotFound, fmt.Sprintf("tenant %q does not exist", p.Spec.TenantRef.Name))
+			return nil, nil, errWait
+		}
+		return nil, nil, err
+	}
+	kc, err := r.kernelFor(ctx, &t)
+	if err != nil {
+		r.waiting(p, smsv1.ReasonTenantNotReady, err.Error())
+		return nil, nil, errWait
+	}
+	return &t, kc, nil
+}
+
+// plugin builds the kernel's form of the plugin, reading codeFrom.
+func (r *PluginReconciler) plugin(ctx context.Context, p *smsv1.Plugin) (judge.Plugin, error) {
+	m := kernel.Manifest{ID: p.Spec.ID, Version: p.Spec.Version, Description: p.Spec.Description,
+		Inject: p.Spec.Inject, Optional: p.Spec.Optional, Provide: p.Spec.Provide, Scopes: p.Spec.Scopes}
+	if len(p.Spec.Contributes) > 0 {
+		m.Contributes = map[string][]any{}
+		for point, items := range p.Spec.Contributes {
+			for _, item := range items {
+				var v any
+				if err := json.Unmarshal(item.Raw, &v); err != nil {
+					return judge.Plugin{}, fmt.Errorf("spec.contributes[%s]: %w", point, err)
+				}
+				m.Contributes[point] = append(m.Contributes[point], v)
+			}
+		}
+	}
+	if p.Spec.Code != nil {
+		return judge.Plugin{Manifest: m, Code: *p.Spec.Code}, nil
+	}
+	ref := p.Spec.CodeFrom
+	if ref == nil {
+		r.waiting(p, smsv1.ReasonInvalidSpec, "one of spec.code and spec.codeFrom is required")
+		return judge.Plugin{}, errWait
+	}
+	var cm corev1.ConfigMap
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ref.Name}, &cm); err != nil {
+		r.waiting(p, smsv1.ReasonCodeNotFound, fmt.Sprintf("spec.codeFrom: configmap %s: %v", ref.Name, err))
+		return judge.Plugin{}, errWait
+	}
+	code, ok := cm.Data[ref.Key]
+	if !ok {
+		r.waiting(p, smsv1.ReasonCodeNotFound, fmt.Sprintf("spec.codeFrom: configmap %s has no key %q", ref.Name, ref.Key))
+		return judge.Plugin{}, errWait
+	}
+	return judge.Plugin{Manifest: m, Code: code}, nil
+}
+
+// submissionKey identifies a submission (manifest and code) so the same
+// one is never submitted twice.
+func submissionKey(p judge.Plugin) string {
+	raw, _ := json.Marshal(p)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:16])
+}
+
+func findFiber(s kernelclient.State, id string) (kernel.FiberView, bool) {
+	for _, f := range s.Fibers {
+		if f.ID == id {
+			return f, true
+		}
+	}
+	return kernel.FiberView{}, false
+}
+
+func pendingFor(s kernelclient.State, id, hash string) *judge.Approval {
+	for i := range s.Pending {
+		if a := &s.Pending[i]; a.PluginID == id && a.CodeHash == hash {
+			return a
+		}
+	}
+	return nil
+}
+
+// finalize uninstalls the plugin from its kernel, then lets it go. A
+// tenant that is gone takes its plugins with it.
+func (r *PluginReconciler) finalize(ctx context.Context, p *smsv1.Plugin) error {
+	if !controllerutil.ContainsFinalizer(p, smsv1.FinalizerUninstall) {
+		return nil
+	}
+	var t smsv1.Tenant
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: p.Spec.TenantRef.Name}, &t)
+	switch {
+	case apierrors.IsNotFound(err) || (err == nil && !t.DeletionTimestamp.IsZero()):
+	case err != nil:
+		return err
+	default:
+		kc, err := r.kernelFor(ctx, &t)
+		if err != nil {
+			return fmt.Errorf("uninstall %s: %w", p.Spec.ID, err)
+		}
+		if err := kc.Uninstall(ctx, p.Spec.ID); err != nil {
+			return err
+		}
+		r.event(p, false, "Uninstalled", "uninstalled "+p.Spec.ID+" from tenant "+t.Name)
+	}
+	controllerutil.RemoveFinalizer(p, smsv1.FinalizerUninstall)
+	return r.Client.Update(ctx, p)
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

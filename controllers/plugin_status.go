@@ -1,0 +1,201 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/kernel"
+)
+
+// ApprovalName is the name of the Approval of a plugin's code: the same
+// code always gets the same Approval, so it is never created twice.
+func ApprovalName(plugin, codeHash string) string {
+	h := strings.TrimPrefix(codeHash, "sha256:")
+	if len(h) > 10 {
+		h = h[:10]
+	}
+	name := plugin
+	if len(name) > 240 {
+		name = name[:240]
+	}
+	return name + "-" + h
+}
+
+// waiting reports that the plugin waits on something other than the judge.
+func (r *PluginReconciler) waiting(p *smsv1.Plugin, reason, msg string) {
+	if meta.FindStatusCondition(p.Status.Conditions, smsv1.ConditionJudged) == nil {
+		setCond(&p.Status.Conditions, p.Generation).to(smsv1.ConditionJudged, false, reason, msg)
+	}
+	setCond(&p.Status.Conditions, p.Generation).to(smsv1.ConditionReady, false, reason, msg)
+}
+
+// unreachable reports a failed call to the kernel and returns it, so the
+// reconcile is retried with backoff.
+func (r *PluginReconciler) unreachable(p *smsv1.Plugin, err error) error {
+	r.waiting(p, smsv1.ReasonKernelUnreachable, err.Error())
+	return err
+}
+
+// setPluginConditions maps a verdict and the fiber to the conditions.
+func setPluginConditions(p *smsv1.Plugin, v judge.Verdict, f kernel.FiberView, approved bool) {
+	gen := p.Generation
+	conds := &p.Status.Conditions
+	switch v.Status {
+	case judge.StatusMounted:
+		setCond(conds, gen).to(smsv1.ConditionJudged, true, smsv1.ReasonMounted, "the judge mounted version "+v.Version)
+		if approved {
+			setCond(conds, gen).to(smsv1.ConditionApproved, true, smsv1.ReasonApproved, "approved by a human")
+		} else {
+			setCond(conds, gen).to(smsv1.ConditionApproved, true, smsv1.ReasonNotRequired, "no sensitive scope or point")
+		}
+	case judge.StatusPending:
+		setCond(conds, gen).to(smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, v.Reason)
+		setCond(conds, gen).to(smsv1.ConditionApproved, false, smsv1.ReasonPendingApproval, v.Reason)
+	default:
+		reason := smsv1.GateReason(v.Gate)
+		msg := fmt.Sprintf("rejected by the %s gate: %s", v.Gate, v.Reason)
+		setCond(conds, gen).to(smsv1.ConditionJudged, false, reason, msg)
+		setCond(conds, gen).to(smsv1.ConditionApproved, false, reason, msg)
+	}
+	setMounted(p, v, f)
+}
+
+// setMounted sets Mounted and Ready from the fiber: an older version may
+// keep serving while new code waits or was refused.
+func setMounted(p *smsv1.Plugin, v judge.Verdict, f kernel.FiberView) {
+	gen, conds := p.Generation, &p.Status.Conditions
+	current := f.ID != "" && f.CodeHash == p.Status.CodeHash
+	switch {
+	case f.ID == "":
+		setCond(conds, gen).to(smsv1.ConditionMounted, false, notMountedReason(v), "not installed in the kernel")
+	case !f.Enabled:
+		setCond(conds, gen).to(smsv1.ConditionMounted, false, smsv1.ReasonDisabled, "installed and disabled")
+	case f.State == kernel.StateFailed:
+		setCond(conds, gen).to(smsv1.ConditionMounted, false, smsv1.ReasonFailed, f.Error)
+	case f.State != kernel.StateActive:
+		setCond(conds, gen).to(smsv1.ConditionMounted, false, smsv1.ReasonFailed, "the plugin is "+string(f.State)+": a dependency is missing")
+	case current:
+		setCond(conds, gen).to(smsv1.ConditionMounted, true, smsv1.ReasonMounted, "version "+f.Version+" is active")
+	default:
+		setCond(conds, gen).to(smsv1.ConditionMounted, true, smsv1.ReasonMounted, fmt.Sprintf("version %s (%s) keeps serving until the new code mounts", f.Version, shortHash(f.CodeHash)))
+	}
+	wantDisabled := p.Spec.Enabled != nil && !*p.Spec.Enabled
+	switch {
+	case current && wantDisabled && !f.Enabled:
+		setCond(conds, gen).to(smsv1.ConditionReady, true, smsv1.ReasonDisabled, "installed and disabled, as the spec says")
+	case current && f.Enabled && f.State == kernel.StateActive:
+		setCond(conds, gen).to(smsv1.ConditionReady, true, smsv1.ReasonMounted, "version "+f.Version+" is active")
+	default:
+		c := meta.FindStatusCondition(*conds, smsv1.ConditionMounted)
+		reason, msg := c.Reason, c.Message
+		if v.Status != judge.StatusMounted {
+			j := meta.FindStatusCondition(*conds, smsv1.ConditionApproved)
+			reason, msg = j.Reason, j.Message
+		}
+		setCond(conds, gen).to(smsv1.ConditionReady, false, reason, msg)
+	}
+}
+
+func notMountedReason(v judge.Verdict) string {
+	switch v.Status {
+	case judge.StatusPending:
+		return smsv1.ReasonPendingApproval
+	case judge.StatusRejected:
+		if v.RolledBack {
+			return smsv1.ReasonRolledBack
+		}
+		return smsv1.GateReason(v.Gate)
+	}
+	return smsv1.ReasonFailed
+}
+
+func shortHash(h string) string {
+	h = strings.TrimPrefix(h, "sha256:")
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// approvalOf returns the Approval of the plugin's code, or nil. Besides
+// the one the operator creates, a human may have applied one ahead (a
+// pre-approved Approval in git); a decided one wins.
+func (r *PluginReconciler) approvalOf(ctx context.Context, p *smsv1.Plugin, hash string) (*smsv1.Approval, error) {
+	var list smsv1.ApprovalList
+	if err := r.Client.List(ctx, &list, client.InNamespace(p.Namespace)); err != nil {
+		return nil, err
+	}
+	var found *smsv1.Approval
+	for i := range list.Items {
+		a := &list.Items[i]
+		if a.Spec.PluginRef.Name != p.Name || a.Spec.CodeHash != hash || !a.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if found == nil || (found.Spec.Decision == "" && a.Spec.Decision != "") {
+			found = a
+		}
+	}
+	return found, nil
+}
+
+// setDenied reports a plugin whose code a human (or the TTL) denied.
+func setDenied(p *smsv1.Plugin, hash string, a *smsv1.Approval, f kernel.FiberView) {
+	c := meta.FindStatusCondition(a.Status.Conditions, smsv1.ConditionDenied)
+	msg := "approval " + a.Name + " denied"
+	if c != nil && c.Message != "" {
+		msg = c.Message
+	}
+	p.Status.CodeHash = hash
+	p.Status.Verdict = &smsv1.Verdict{Result: string(judge.StatusRejected), Gate: judge.GateApproval, Message: msg}
+	p.Status.ApprovalRef = nil
+	gen := p.Generation
+	setCond(&p.Status.Conditions, gen).to(smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, "the policy asked for a human's approval")
+	setCond(&p.Status.Conditions, gen).to(smsv1.ConditionApproved, false, smsv1.ReasonDenied, msg)
+	setMounted(p, judge.Verdict{Status: judge.StatusRejected, Gate: judge.GateApproval}, f)
+	setCond(&p.Status.Conditions, gen).to(smsv1.ConditionReady, false, smsv1.ReasonDenied, msg)
+}
+
+// ensureApproval creates the Approval of a pending submission, owned by
+// the plugin, and points the status at it.
+func (r *PluginReconciler) ensureApproval(ctx context.Context, p *smsv1.Plugin, pending *judge.Approval) error {
+	if pending == nil {
+		return nil
+	}
+	existing, err := r.approvalOf(ctx, p, pending.CodeHash)
+	if err != nil {
+		return err
+	}
+	name := ApprovalName(p.Name, pending.CodeHash)
+	if existing != nil {
+		p.Status.ApprovalRef = &corev1.LocalObjectReference{Name: existing.Name}
+		return nil
+	}
+	p.Status.ApprovalRef = &corev1.LocalObjectReference{Name: name}
+	a := &smsv1.Approval{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: p.Namespace,
+			Labels: map[string]string{smsv1.LabelTenant: p.Spec.TenantRef.Name, labelPlugin: p.Name}},
+		Spec: smsv1.ApprovalSpec{PluginRef: corev1.LocalObjectReference{Name: p.Name}, PluginID: pending.PluginID,
+			CodeHash: pending.CodeHash, KernelApprovalID: pending.ID, Reasons: pending.Reasons,
+			RequestedBy: pending.RequestedBy},
+	}
+	if err := controllerutil.SetControllerReference(p, a, r.Scheme); err != nil {
+		return err
+	}
+	if err := r.Client.Create(ctx, a); err != nil {
+		return fmt.Errorf("create approval %s: %w", name, err)
+	}
+	r.event(p, false, "ApprovalRequested", fmt.Sprintf("approval %s asks for a human: %s", name, strings.Join(pending.Reasons, ", ")))
+	return nil
+}
+
+// labelPlugin labels an Approval with its Plugin's name.
+const labelPlugin = "sms.dev/plugin"

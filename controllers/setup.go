@@ -1,0 +1,141 @@
+package controllers
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/kernelruntime"
+)
+
+// Options configure the controllers.
+type Options struct {
+	// Runtime runs the kernels.
+	Runtime kernelruntime.Runtime
+	// OwnsStatefulSets watches the StatefulSets the kubernetes runtime
+	// creates, so a kernel pod's readiness reconciles its tenant at once.
+	OwnsStatefulSets bool
+	// Poll is how often kernels are checked when nothing else triggers a
+	// reconcile. Default 30 s.
+	Poll time.Duration
+	// EventPoll is how often kernels' event logs are polled. Default 1 s.
+	EventPoll time.Duration
+}
+
+// Setup registers the Tenant, Plugin and Approval controllers and the
+// agent-plugin mirror with mgr.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	d := &Deps{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("sms-operator"),
+		HTTP: &http.Client{Timeout: 30 * time.Second}, Poll: opts.Poll}
+	mirror := NewMirror(d)
+	mirror.Every = opts.EventPoll
+	if err := mgr.Add(mirror); err != nil {
+		return err
+	}
+	tenants := ctrl.NewControllerManagedBy(mgr).For(&smsv1.Tenant{}).Named("tenant").
+		Owns(&corev1.Secret{}).
+		Watches(&smsv1.Plugin{}, handler.EnqueueRequestsFromMapFunc(pluginTenant)).
+		WatchesRawSource(source.Channel(mirror.wake, &handler.TypedEnqueueRequestForObject[*smsv1.Tenant]{}))
+	if opts.OwnsStatefulSets {
+		tenants = tenants.Owns(&appsv1.StatefulSet{})
+	}
+	tenants = tenants.WithOptions(controller.Options{MaxConcurrentReconciles: 4})
+	if err := tenants.Complete(&TenantReconciler{Deps: d, Runtime: opts.Runtime, Mirror: mirror}); err != nil {
+		return err
+	}
+	err := ctrl.NewControllerManagedBy(mgr).For(&smsv1.Plugin{}).Named("plugin").
+		Owns(&smsv1.Approval{}).
+		Watches(&smsv1.Tenant{}, handler.EnqueueRequestsFromMapFunc(d.tenantPlugins), builder.WithPredicates(kernelMoved)).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(d.configMapPlugins)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		Complete(&PluginReconciler{Deps: d})
+	if err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).For(&smsv1.Approval{}).Named("approval").
+		Watches(&smsv1.Plugin{}, handler.EnqueueRequestsFromMapFunc(d.pluginApprovals)).
+		Complete(&ApprovalReconciler{Deps: d})
+}
+
+// kernelMoved passes Tenant events that matter to its plugins: the
+// kernel became ready or unready, or moved. Plugin counts changing (on
+// every mount) must not wake every plugin of the tenant.
+var kernelMoved = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*smsv1.Tenant)
+		cur, okNew := e.ObjectNew.(*smsv1.Tenant)
+		if !okOld || !okNew {
+			return true
+		}
+		ready := func(t *smsv1.Tenant) bool {
+			return meta.IsStatusConditionTrue(t.Status.Conditions, smsv1.ConditionReady)
+		}
+		return ready(old) != ready(cur) || old.Status.Endpoint != cur.Status.Endpoint ||
+			old.Spec.Judge.ForbidSelfApproval != cur.Spec.Judge.ForbidSelfApproval
+	},
+}
+
+// pluginTenant maps a Plugin to its Tenant.
+func pluginTenant(_ context.Context, o client.Object) []reconcile.Request {
+	p, ok := o.(*smsv1.Plugin)
+	if !ok {
+		return nil
+	}
+	return tenantRequest(p.Namespace, p.Spec.TenantRef.Name)
+}
+
+// tenantPlugins maps a Tenant to its Plugins.
+func (d *Deps) tenantPlugins(ctx context.Context, o client.Object) []reconcile.Request {
+	return d.plugins(ctx, o.GetNamespace(), func(p *smsv1.Plugin) bool { return p.Spec.TenantRef.Name == o.GetName() })
+}
+
+// configMapPlugins maps a ConfigMap to the Plugins reading code from it.
+func (d *Deps) configMapPlugins(ctx context.Context, o client.Object) []reconcile.Request {
+	return d.plugins(ctx, o.GetNamespace(), func(p *smsv1.Plugin) bool {
+		return p.Spec.CodeFrom != nil && p.Spec.CodeFrom.Name == o.GetName()
+	})
+}
+
+func (d *Deps) plugins(ctx context.Context, ns string, match func(*smsv1.Plugin) bool) []reconcile.Request {
+	var list smsv1.PluginList
+	if err := d.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if match(&list.Items[i]) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}
+
+// pluginApprovals maps a Plugin to its Approvals, so a code change
+// expires the old ones and a pending submission finds a pre-approved one.
+func (d *Deps) pluginApprovals(ctx context.Context, o client.Object) []reconcile.Request {
+	var list smsv1.ApprovalList
+	if err := d.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if list.Items[i].Spec.PluginRef.Name == o.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}

@@ -1,0 +1,327 @@
+package kernelruntime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/kernelcmd"
+)
+
+// Names, paths and numbers of a kernel's Kubernetes objects. The paths
+// are where the container finds what the kernel's flags point at.
+const (
+	k8sContainerName = "kernel"
+	k8sPortName      = "http"
+	k8sPort          = 8787
+	k8sUID           = 65532 // the distroless "nonroot" user
+
+	k8sDataVolume   = "data"
+	k8sDataPath     = "/data"
+	k8sAdminVolume  = "admin-token"
+	k8sAdminPath    = "/var/run/sms/admin"
+	k8sKeyVolume    = "model-key"
+	k8sKeyPath      = "/var/run/sms/model"
+	k8sScriptVolume = "model-script"
+	k8sScriptPath   = "/etc/sms/model"
+	k8sTmpVolume    = "tmp"
+	k8sTmpPath      = "/tmp"
+
+	k8sAdminTokenKey = "token"
+	k8sKeyFile       = "key"
+	k8sScriptFile    = "script.json"
+	k8sPostgresEnv   = "SMS_POSTGRES_URL"
+
+	k8sScripted smsv1.ModelProvider = "scripted"
+)
+
+// k8sDefaultSize is the sqlite volume's size when spec.storage.sqlite.size
+// is not set.
+var k8sDefaultSize = resource.MustParse("1Gi")
+
+// k8sKernel is one tenant's kernel as the kubernetes runtime sees it: the
+// spec, validated, with what is derived from it once.
+type k8sKernel struct {
+	tenant      *smsv1.Tenant
+	name        string
+	image       string
+	adminSecret string
+	sqlite      bool
+	config      kernelcmd.Config
+}
+
+func newK8sKernel(spec Spec, defaultImage string) (*k8sKernel, error) {
+	t := spec.Tenant
+	if t == nil {
+		return nil, errors.New("kubernetes runtime: spec has no tenant")
+	}
+	if spec.AdminTokenSecret == "" {
+		return nil, fmt.Errorf("tenant %s/%s: no admin token secret to mount", t.Namespace, t.Name)
+	}
+	k := &k8sKernel{
+		tenant:      t,
+		name:        t.Name + "-kernel",
+		image:       t.Spec.Image,
+		adminSecret: spec.AdminTokenSecret,
+	}
+	if k.image == "" {
+		k.image = defaultImage
+	}
+	if k.image == "" {
+		return nil, fmt.Errorf("tenant %s/%s: no kernel image: set spec.image or the operator's default image", t.Namespace, t.Name)
+	}
+	cfg, err := k8sConfig(t)
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s/%s: %w", t.Namespace, t.Name, err)
+	}
+	k.config = cfg
+	k.sqlite = t.Spec.Storage.Driver != smsv1.StoragePostgres
+	return k, nil
+}
+
+// k8sConfig is the `manager kernel` configuration of the tenant's
+// container, with the paths its volumes are mounted at.
+func k8sConfig(t *smsv1.Tenant) (kernelcmd.Config, error) {
+	cfg := kernelcmd.Config{
+		Listen:      fmt.Sprintf("0.0.0.0:%d", k8sPort),
+		Name:        t.Namespace + "/" + t.Name,
+		TokenFile:   k8sAdminPath + "/" + k8sAdminTokenKey,
+		Executor:    string(t.Spec.Executor),
+		AutoApprove: t.Spec.Judge.AutoApprove,
+	}
+	if cfg.Executor == "" {
+		cfg.Executor = kernelcmd.Defaults.Executor
+	}
+	if len(t.Spec.Judge.SensitivePoints) > 0 {
+		cfg.SensitivePoints = t.Spec.Judge.SensitivePoints
+	}
+	if len(t.Spec.Judge.SensitiveScopes) > 0 {
+		cfg.SensitiveScopes = t.Spec.Judge.SensitiveScopes
+	}
+	switch st := t.Spec.Storage; st.Driver {
+	case "", smsv1.StorageSQLite:
+		cfg.Store = "sqlite:" + k8sDataPath + "/kernel.db"
+	case smsv1.StoragePostgres:
+		if st.Postgres == nil {
+			return cfg, errors.New("spec.storage.postgres is required when the driver is postgres")
+		}
+		// The kubelet expands $(VAR) in args, so the URL stays in its Secret.
+		cfg.Store = "$(" + k8sPostgresEnv + ")"
+		cfg.Schema = PostgresSchema(t) // shared with the local runtime
+	default:
+		return cfg, fmt.Errorf("unknown storage driver %q: use sqlite or postgres", st.Driver)
+	}
+	if m := t.Spec.Model; m != nil {
+		cfg.Model = kernelcmd.Model{Provider: string(m.Provider), Name: m.Name, BaseURL: m.BaseURL}
+		if m.Provider == k8sScripted {
+			if m.ScriptConfigMapRef == nil {
+				return cfg, errors.New("spec.model.scriptConfigMapRef is required for the scripted model")
+			}
+			cfg.Model.Script = k8sScriptPath + "/" + k8sScriptFile
+		}
+		if m.KeySecretRef != nil {
+			cfg.Model.KeyFile = k8sKeyPath + "/" + k8sKeyFile
+		}
+	}
+	return cfg, nil
+}
+
+// labels selects the kernel's pods; every object gets them. A new map
+// each call, so objects never share one.
+func (k *k8sKernel) labels() map[string]string {
+	return map[string]string{
+		"app.kubernetes.io/name":     "sms-kernel",
+		"app.kubernetes.io/instance": k.tenant.Name,
+		smsv1.LabelTenant:            k.tenant.Name,
+	}
+}
+
+func (k *k8sKernel) claimTemplates() []corev1.PersistentVolumeClaim {
+	if !k.sqlite {
+		return nil
+	}
+	size := k8sDefaultSize.DeepCopy()
+	var class *string
+	if s := k.tenant.Spec.Storage.SQLite; s != nil {
+		if s.Size != nil {
+			size = s.Size.DeepCopy()
+		}
+		class = s.StorageClassName
+	}
+	return []corev1.PersistentVolumeClaim{{
+		ObjectMeta: metav1.ObjectMeta{Name: k8sDataVolume, Labels: k.labels()},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: class,
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: size},
+			},
+		},
+	}}
+}
+
+// mutatePodSpec sets what the runtime owns in the pod template and keeps
+// what the API server defaulted (restartPolicy, dnsPolicy, schedulerName,
+// terminationGracePeriodSeconds, ...). Only the kernel container stays.
+func (k *k8sKernel) mutatePodSpec(ps *corev1.PodSpec) {
+	ps.AutomountServiceAccountToken = ptr.To(false)
+	ps.SecurityContext = k8sPodSecurity(ps.SecurityContext)
+	ps.Volumes = k.volumes()
+	var c corev1.Container
+	for _, have := range ps.Containers {
+		if have.Name == k8sContainerName {
+			c = have
+		}
+	}
+	k.mutateContainer(&c)
+	ps.Containers = []corev1.Container{c}
+}
+
+// mutateContainer keeps terminationMessagePath and terminationMessagePolicy
+// as defaulted; the pull policy is set as the server would default it, so
+// that it follows the image when spec.image changes.
+func (k *k8sKernel) mutateContainer(c *corev1.Container) {
+	c.Name = k8sContainerName
+	c.Image = k.image
+	c.ImagePullPolicy = k8sPullPolicy(k.image)
+	c.Command = nil // the image's entrypoint is the manager binary
+	c.Args = k.config.Args()
+	c.Env = k.env()
+	c.Ports = []corev1.ContainerPort{{Name: k8sPortName, ContainerPort: k8sPort, Protocol: corev1.ProtocolTCP}}
+	c.VolumeMounts = k.mounts()
+	c.Resources = *k.tenant.Spec.Resources.DeepCopy()
+	c.ReadinessProbe = k8sProbe("/readyz")
+	c.LivenessProbe = k8sProbe("/healthz")
+	c.SecurityContext = k8sContainerSecurity(c.SecurityContext)
+}
+
+func (k *k8sKernel) env() []corev1.EnvVar {
+	pg := k.tenant.Spec.Storage.Postgres
+	if k.sqlite || pg == nil {
+		return nil
+	}
+	return []corev1.EnvVar{{
+		Name:      k8sPostgresEnv,
+		ValueFrom: &corev1.EnvVarSource{SecretKeyRef: pg.URLSecretRef.DeepCopy()},
+	}}
+}
+
+func (k *k8sKernel) volumes() []corev1.Volume {
+	vols := []corev1.Volume{
+		{Name: k8sAdminVolume, VolumeSource: k8sSecretVolume(k.adminSecret, k8sAdminTokenKey, k8sAdminTokenKey)},
+		{Name: k8sTmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	m := k.tenant.Spec.Model
+	if m == nil {
+		return vols
+	}
+	if ref := m.KeySecretRef; ref != nil {
+		vols = append(vols, corev1.Volume{Name: k8sKeyVolume, VolumeSource: k8sSecretVolume(ref.Name, ref.Key, k8sKeyFile)})
+	}
+	if ref := m.ScriptConfigMapRef; ref != nil && m.Provider == k8sScripted {
+		src := corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: ref.LocalObjectReference,
+			Items:                []corev1.KeyToPath{{Key: ref.Key, Path: k8sScriptFile}},
+			DefaultMode:          ptr.To(corev1.ConfigMapVolumeSourceDefaultMode),
+		}}
+		vols = append(vols, corev1.Volume{Name: k8sScriptVolume, VolumeSource: src})
+	}
+	return vols
+}
+
+// k8sSecretVolume projects one key of a Secret to the file path. The
+// default mode is spelled out because the API server would fill it in.
+func k8sSecretVolume(secret, key, path string) corev1.VolumeSource {
+	return corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName:  secret,
+		Items:       []corev1.KeyToPath{{Key: key, Path: path}},
+		DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode),
+	}}
+}
+
+func (k *k8sKernel) mounts() []corev1.VolumeMount {
+	mounts := []corev1.VolumeMount{
+		{Name: k8sAdminVolume, MountPath: k8sAdminPath, ReadOnly: true},
+		{Name: k8sTmpVolume, MountPath: k8sTmpPath},
+	}
+	if k.sqlite {
+		mounts = append(mounts, corev1.VolumeMount{Name: k8sDataVolume, MountPath: k8sDataPath})
+	}
+	if k.config.Model.KeyFile != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: k8sKeyVolume, MountPath: k8sKeyPath, ReadOnly: true})
+	}
+	if k.config.Model.Script != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: k8sScriptVolume, MountPath: k8sScriptPath, ReadOnly: true})
+	}
+	return mounts
+}
+
+// k8sProbe probes path on the http port, with the API server's default
+// timing spelled out.
+func k8sProbe(path string) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Path:   path,
+			Port:   intstr.FromString(k8sPortName),
+			Scheme: corev1.URISchemeHTTP,
+		}},
+		TimeoutSeconds:   1,
+		PeriodSeconds:    10,
+		SuccessThreshold: 1,
+		FailureThreshold: 3,
+	}
+}
+
+// k8sPodSecurity sets the pod's security context in place, keeping fields
+// the API server may default. fsGroup makes the data volume writable by
+// the non-root user.
+func k8sPodSecurity(sc *corev1.PodSecurityContext) *corev1.PodSecurityContext {
+	if sc == nil {
+		sc = &corev1.PodSecurityContext{}
+	}
+	sc.RunAsNonRoot = ptr.To(true)
+	sc.RunAsUser = ptr.To[int64](k8sUID)
+	sc.RunAsGroup = ptr.To[int64](k8sUID)
+	sc.FSGroup = ptr.To[int64](k8sUID)
+	sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	return sc
+}
+
+// k8sContainerSecurity sets the container's security context in place,
+// keeping fields the API server may default (procMount).
+func k8sContainerSecurity(sc *corev1.SecurityContext) *corev1.SecurityContext {
+	if sc == nil {
+		sc = &corev1.SecurityContext{}
+	}
+	sc.RunAsNonRoot = ptr.To(true)
+	sc.RunAsUser = ptr.To[int64](k8sUID)
+	sc.RunAsGroup = ptr.To[int64](k8sUID)
+	sc.AllowPrivilegeEscalation = ptr.To(false)
+	sc.ReadOnlyRootFilesystem = ptr.To(true)
+	sc.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
+	sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	return sc
+}
+
+// k8sPullPolicy is the API server's default for image: Always for an
+// untagged or :latest image, else IfNotPresent. Setting it ourselves keeps
+// it right when the image changes, which defaulting (on create only)
+// would not.
+func k8sPullPolicy(image string) corev1.PullPolicy {
+	if strings.Contains(image, "@") {
+		return corev1.PullIfNotPresent
+	}
+	name := image[strings.LastIndex(image, "/")+1:]
+	i := strings.LastIndex(name, ":")
+	if i < 0 || name[i+1:] == "latest" {
+		return corev1.PullAlways
+	}
+	return corev1.PullIfNotPresent
+}

@@ -1,0 +1,250 @@
+package kernelruntime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/baseline"
+	"github.com/sms-baseline/sms/internal/kernelcmd"
+)
+
+// LocalOptions configure the local runtime.
+type LocalOptions struct {
+	// Dir holds one directory per tenant (namespace/name) with its SQLite
+	// file, its secrets as 0600 files and the port it last listened on.
+	Dir string
+	// Executor, when set, replaces every tenant's spec.executor: goja in
+	// test binaries, which cannot start the isolated executor's sandbox.
+	Executor string
+	// Logger receives the kernels' logs. Default: discarded.
+	Logger *slog.Logger
+}
+
+// Local runs kernels inside this process on loopback ports. It suits
+// `manager dev` and test suites, where no kubelet runs pods. A kernel
+// keeps its port across restarts when the port is still free, so
+// endpoints stay stable.
+type Local struct {
+	opts    LocalOptions
+	mu      sync.Mutex
+	kernels map[types.NamespacedName]*localKernel
+}
+
+type localKernel struct {
+	hash     string
+	endpoint string
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// NewLocal returns a local runtime storing data under opts.Dir.
+func NewLocal(opts LocalOptions) *Local {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Local{opts: opts, kernels: map[types.NamespacedName]*localKernel{}}
+}
+
+// Ensure implements Runtime: it starts the kernel, restarts it when its
+// configuration changed, and stops it when the tenant is suspended.
+func (l *Local) Ensure(ctx context.Context, spec Spec) (Status, error) {
+	key := types.NamespacedName{Namespace: spec.Tenant.Namespace, Name: spec.Tenant.Name}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	running := l.kernels[key]
+	if spec.Tenant.Spec.Suspend {
+		l.stop(key)
+		return Status{Message: "suspended"}, nil
+	}
+	dir := filepath.Join(l.opts.Dir, key.Namespace, key.Name)
+	cfg, err := l.config(dir, spec)
+	if err != nil {
+		return Status{}, err
+	}
+	hash := configHash(cfg, spec)
+	if running != nil && running.hash == hash {
+		select {
+		case <-running.done:
+			l.stop(key) // it died: start it again below
+		default:
+			return Status{Endpoint: running.endpoint, Running: true}, nil
+		}
+	}
+	l.stop(key)
+	k, err := l.start(dir, cfg)
+	if err != nil {
+		return Status{}, err
+	}
+	k.hash = hash
+	l.kernels[key] = k
+	return Status{Endpoint: k.endpoint, Running: true}, nil
+}
+
+// Remove implements Runtime: the kernel stops and its data stays.
+func (l *Local) Remove(_ context.Context, tenant types.NamespacedName) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stop(tenant)
+	return nil
+}
+
+// Close stops every kernel.
+func (l *Local) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for key := range l.kernels {
+		l.stop(key)
+	}
+}
+
+// stop stops a kernel and waits for it; the caller holds l.mu.
+func (l *Local) stop(key types.NamespacedName) {
+	k := l.kernels[key]
+	if k == nil {
+		return
+	}
+	k.cancel()
+	<-k.done
+	delete(l.kernels, key)
+}
+
+// start opens the kernel and serves it on its previous port, or a new one.
+func (l *Local) start(dir string, cfg kernelcmd.Config) (*localKernel, error) {
+	ln, err := listenLoopback(filepath.Join(dir, "port"))
+	if err != nil {
+		return nil, err
+	}
+	logger := l.opts.Logger.With("kernel", cfg.Name)
+	ctx, cancel := context.WithCancel(context.Background())
+	b, err := kernelcmd.Start(ctx, cfg, logger)
+	if err != nil {
+		cancel()
+		return nil, errors.Join(fmt.Errorf("start kernel %s: %w", cfg.Name, err), ln.Close())
+	}
+	k := &localKernel{endpoint: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(k.done)
+		if err := b.Serve(ctx, ln, baseline.ServeOptions{}); err != nil && ctx.Err() == nil {
+			logger.Error("Kernel stopped", "error", err)
+		}
+		if err := b.Close(); err != nil {
+			logger.Error("Close kernel", "error", err)
+		}
+	}()
+	return k, nil
+}
+
+// listenLoopback listens on 127.0.0.1 at the port recorded in file when it
+// is free, else on a new port, and records the port it got.
+func listenLoopback(file string) (net.Listener, error) {
+	if raw, err := os.ReadFile(file); err == nil {
+		if port, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && port > 0 {
+			if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+				return ln, nil
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen on loopback: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if err := os.WriteFile(file, []byte(strconv.Itoa(port)+"\n"), 0o600); err != nil {
+		return nil, errors.Join(fmt.Errorf("record the kernel's port: %w", err), ln.Close())
+	}
+	return ln, nil
+}
+
+// config writes the tenant's secrets into dir and returns its kernel's
+// settings.
+func (l *Local) config(dir string, spec Spec) (kernelcmd.Config, error) {
+	t := spec.Tenant
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return kernelcmd.Config{}, fmt.Errorf("tenant data directory: %w", err)
+	}
+	cfg := kernelcmd.Config{
+		Name:        t.Namespace + "/" + t.Name,
+		Store:       "sqlite:" + filepath.Join(dir, "kernel.db"),
+		Executor:    string(t.Spec.Executor),
+		AutoApprove: t.Spec.Judge.AutoApprove,
+	}
+	if cfg.Executor == "" {
+		cfg.Executor = "isolated"
+	}
+	if l.opts.Executor != "" {
+		cfg.Executor = l.opts.Executor
+	}
+	cfg.SensitivePoints = nilIfEmpty(t.Spec.Judge.SensitivePoints)
+	cfg.SensitiveScopes = nilIfEmpty(t.Spec.Judge.SensitiveScopes)
+	if t.Spec.Storage.Driver == smsv1.StoragePostgres {
+		cfg.Store = spec.PostgresURL
+		cfg.Schema = PostgresSchema(t)
+	}
+	files := []struct {
+		name string
+		data []byte
+		into *string
+	}{
+		{"admin-token", []byte(spec.AdminToken), &cfg.TokenFile},
+		{"model-key", []byte(spec.ModelKey), &cfg.Model.KeyFile},
+		{"model-script.json", spec.ModelScript, &cfg.Model.Script},
+	}
+	for _, f := range files {
+		if len(f.data) == 0 {
+			continue
+		}
+		path := filepath.Join(dir, f.name)
+		if err := os.WriteFile(path, f.data, 0o600); err != nil {
+			return kernelcmd.Config{}, fmt.Errorf("write %s: %w", f.name, err)
+		}
+		*f.into = path
+	}
+	if m := t.Spec.Model; m != nil {
+		cfg.Model.Provider, cfg.Model.Name, cfg.Model.BaseURL = string(m.Provider), m.Name, m.BaseURL
+	} else {
+		cfg.Model.KeyFile, cfg.Model.Script = "", ""
+	}
+	return cfg, nil
+}
+
+// PostgresSchema is the tenant's Postgres schema: spec.storage.postgres.schema,
+// else tenant_<name> with dashes turned into underscores.
+func PostgresSchema(t *smsv1.Tenant) string {
+	if p := t.Spec.Storage.Postgres; p != nil && p.Schema != "" {
+		return p.Schema
+	}
+	return "tenant_" + strings.ReplaceAll(t.Name, "-", "_")
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// configHash identifies a kernel's configuration, secrets included, so a
+// changed secret restarts the kernel.
+func configHash(cfg kernelcmd.Config, spec Spec) string {
+	raw, _ := json.Marshal(struct {
+		C               kernelcmd.Config
+		Token, Key, URL string
+		Script          []byte
+	}{cfg, spec.AdminToken, spec.ModelKey, spec.PostgresURL, spec.ModelScript})
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,52 @@
+package kernelruntime
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+)
+
+// Spec is what a runtime needs to run one tenant's kernel: the Tenant and
+// the secrets its spec refers to, already read by the caller.
+type Spec struct {
+	// Tenant is the tenant; runtimes read its spec and own their objects
+	// through it.
+	Tenant *smsv1.Tenant
+	// AdminTokenSecret names the Secret (key "token") holding AdminToken.
+	AdminTokenSecret string
+	// AdminToken guards the kernel's admin API.
+	AdminToken string
+	// ModelKey is the model's API key, read from spec.model.keySecretRef.
+	ModelKey string
+	// ModelScript is the scripted model's JSON, read from
+	// spec.model.scriptConfigMapRef.
+	ModelScript []byte
+	// PostgresURL is read from spec.storage.postgres.urlSecretRef.
+	PostgresURL string
+}
+
+// Status is where a tenant's kernel is and whether it runs.
+type Status struct {
+	// Endpoint is the kernel's base URL, such as http://127.0.0.1:41234.
+	Endpoint string
+	// Running is true when the kernel's process or pod is up; the caller
+	// still asks the kernel itself whether it is ready.
+	Running bool
+	// Message says what the runtime is waiting for when not Running.
+	Message string
+}
+
+// Runtime runs tenants' kernels somewhere: as StatefulSets (Kubernetes)
+// or inside the manager's process (Local).
+type Runtime interface {
+	// Ensure makes the tenant's kernel run as spec says, or stops it
+	// (keeping its data) when the tenant is suspended, and reports where
+	// it is. It is idempotent: a second call with the same spec changes
+	// nothing.
+	Ensure(ctx context.Context, spec Spec) (Status, error)
+	// Remove stops a deleted tenant's kernel. Kubernetes objects go with
+	// their owner; the local runtime stops the kernel and keeps its data.
+	Remove(ctx context.Context, tenant types.NamespacedName) error
+}

@@ -1,0 +1,164 @@
+package operator
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/controllers"
+	"github.com/sms-baseline/sms/internal/kernelruntime"
+	smswebhook "github.com/sms-baseline/sms/internal/webhook"
+)
+
+// Runtimes.
+const (
+	RuntimeKubernetes = "kubernetes"
+	RuntimeLocal      = "local"
+)
+
+// Options configure the operator.
+type Options struct {
+	// Runtime is kubernetes (StatefulSets) or local (kernels inside this
+	// process). Default kubernetes.
+	Runtime string
+	// KernelImage is the image of kernel pods (kubernetes runtime).
+	KernelImage string
+	// DataDir holds the local runtime's tenants.
+	DataDir string
+	// LocalExecutor overrides tenants' executors in the local runtime.
+	LocalExecutor string
+	// Logger receives the local kernels' logs.
+	Logger *slog.Logger
+	// MetricsAddr serves Prometheus metrics; "0" disables them.
+	MetricsAddr string
+	// SecureMetrics serves metrics over HTTPS behind authentication and
+	// authorization, as in a cluster.
+	SecureMetrics bool
+	// ProbeAddr serves /healthz and /readyz; "0" disables them.
+	ProbeAddr string
+	// LeaderElection makes one replica at a time reconcile.
+	LeaderElection bool
+	// LeaderElectionNamespace holds the lease when not running in a pod.
+	LeaderElectionNamespace string
+	// Webhook is the webhook server's address and certificates; a zero
+	// Port disables the webhooks.
+	Webhook webhook.Options
+	// OperatorUser is the operator's own identity, trusted by the webhooks.
+	OperatorUser string
+	// Poll and EventPoll tune how often kernels are checked.
+	Poll, EventPoll time.Duration
+	// Namespaces limits the operator to these namespaces; empty watches all.
+	Namespaces []string
+	// QPS and Burst bound the operator's requests to the API server.
+	// Default 100 and 200: each plugin costs a few writes, and client-go's
+	// default of 5 per second would make a burst of plugins queue for
+	// seconds.
+	QPS   float32
+	Burst int
+	// SkipNameValidation lets several operators run in one process (tests).
+	SkipNameValidation bool
+}
+
+// Operator is a configured manager and its kernel runtime.
+type Operator struct {
+	ctrl.Manager
+	Runtime kernelruntime.Runtime
+	// Close stops the local runtime's kernels (a no-op for kubernetes).
+	Close func()
+}
+
+// Scheme returns a scheme with the built-in and sms.dev types.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := smsv1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// New builds the operator on cfg. Start it with Start(ctx).
+func New(cfg *rest.Config, opts Options) (*Operator, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
+	if cfg.QPS <= 0 {
+		cfg.QPS = 100
+	}
+	if cfg.Burst <= 0 {
+		cfg.Burst = 200
+	}
+	mopts := ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr, SecureServing: opts.SecureMetrics},
+		HealthProbeBindAddress:  opts.ProbeAddr,
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        "sms-operator.sms.dev",
+		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		// The leader steps down when the manager stops, so a restarted or
+		// rolled-out operator takes over at once instead of waiting out
+		// the lease.
+		LeaderElectionReleaseOnCancel: true,
+	}
+	if len(opts.Namespaces) > 0 {
+		mopts.Cache.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range opts.Namespaces {
+			mopts.Cache.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	if opts.SkipNameValidation {
+		skip := true
+		mopts.Controller.SkipNameValidation = &skip
+	}
+	if opts.Webhook.Port != 0 {
+		mopts.WebhookServer = webhook.NewServer(opts.Webhook)
+	}
+	mgr, err := ctrl.NewManager(cfg, mopts)
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	op := &Operator{Manager: mgr, Close: func() {}}
+	switch opts.Runtime {
+	case "", RuntimeKubernetes:
+		op.Runtime = kernelruntime.NewKubernetes(mgr.GetClient(), scheme, opts.KernelImage)
+	case RuntimeLocal:
+		local := kernelruntime.NewLocal(kernelruntime.LocalOptions{Dir: opts.DataDir, Executor: opts.LocalExecutor, Logger: opts.Logger})
+		op.Runtime, op.Close = local, local.Close
+	default:
+		return nil, fmt.Errorf("runtime %q: want kubernetes or local", opts.Runtime)
+	}
+	err = controllers.Setup(mgr, controllers.Options{Runtime: op.Runtime, OwnsStatefulSets: opts.Runtime != RuntimeLocal,
+		Poll: opts.Poll, EventPoll: opts.EventPoll})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Webhook.Port != 0 {
+		if err := smswebhook.Register(mgr, smswebhook.Options{OperatorUser: opts.OperatorUser}); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ProbeAddr != "0" && opts.ProbeAddr != "" {
+		if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+			return nil, err
+		}
+	}
+	return op, nil
+}

@@ -1,0 +1,158 @@
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+)
+
+// Versions of the binaries hack/setup-envtest.sh builds; keep in step.
+const (
+	kubernetesVersion = "v1.37.2"
+	etcdVersion       = "v3.6.16"
+)
+
+// ErrNoAssets means the kube-apiserver and etcd binaries were not found.
+var ErrNoAssets = errors.New("envtest binaries not found: run eval \"$(hack/setup-envtest.sh)\" (make test does)")
+
+// Options choose what the API server gets besides the sms CRDs.
+type Options struct {
+	// Webhooks installs config/webhook's configurations, pointed at a
+	// local webhook server whose host, port and certificates are in
+	// Env.WebhookInstallOptions.
+	Webhooks bool
+	// Ready, when set, runs once the API server is up, before the tests.
+	Ready func(*Env) error
+}
+
+// Env is a running kube-apiserver and etcd with the sms CRDs installed.
+type Env struct {
+	*envtest.Environment
+	// Config is an admin's (system:masters) client configuration.
+	Config *rest.Config
+	// Client is an admin's client, with the sms types in its scheme.
+	Client client.Client
+	// Scheme holds the built-in and sms types.
+	Scheme *runtime.Scheme
+	// Root is the repository's root directory.
+	Root string
+}
+
+// Start starts the API server with the CRDs from config/crd/bases.
+func Start(opts Options) (*Env, error) {
+	assets, err := Assets()
+	if err != nil {
+		return nil, err
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := smsv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                scheme,
+	}
+	if opts.Webhooks {
+		env.WebhookInstallOptions = envtest.WebhookInstallOptions{
+			Paths: []string{filepath.Join(root, "config", "webhook")},
+		}
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("start envtest (kube-apiserver and etcd from %s): %w", assets, err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, errors.Join(err, env.Stop())
+	}
+	return &Env{Environment: env, Config: cfg, Client: c, Scheme: scheme, Root: root}, nil
+}
+
+// User returns a client configuration authenticated as name in groups
+// (system:authenticated is implied), with no permissions beyond what
+// RBAC objects in the cluster grant it.
+func (e *Env) User(name string, groups ...string) (*rest.Config, error) {
+	u, err := e.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("add user %s: %w", name, err)
+	}
+	return u.Config(), nil
+}
+
+// Assets finds the envtest binaries: KUBEBUILDER_ASSETS, else the cache
+// directory hack/setup-envtest.sh fills.
+func Assets() (string, error) {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		if hasAssets(dir) {
+			return dir, nil
+		}
+		return "", fmt.Errorf("KUBEBUILDER_ASSETS=%s holds no kube-apiserver and etcd: %w", dir, ErrNoAssets)
+	}
+	root := os.Getenv("SMS_ENVTEST_DIR")
+	if root == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", ErrNoAssets
+			}
+			cache = filepath.Join(home, ".cache")
+		}
+		root = filepath.Join(cache, "sms-envtest")
+	}
+	dir := filepath.Join(root, "k8s-"+kubernetesVersion+"-etcd-"+etcdVersion)
+	if !hasAssets(dir) {
+		return "", ErrNoAssets
+	}
+	return dir, nil
+}
+
+func hasAssets(dir string) bool {
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// Required reports whether missing binaries must fail the suite rather
+// than skip it: make test sets SMS_REQUIRE_ENVTEST=1.
+func Required() bool { return os.Getenv("SMS_REQUIRE_ENVTEST") == "1" }
+
+// RepoRoot walks up from the working directory to the directory holding
+// go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}

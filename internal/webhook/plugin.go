@@ -1,0 +1,46 @@
+package webhook
+
+import (
+	"context"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+)
+
+// +kubebuilder:webhook:path=/mutate-sms-dev-v1-plugin,mutating=true,failurePolicy=fail,sideEffects=None,groups=sms.dev,resources=plugins,verbs=create;update,versions=v1,name=mplugin.sms.dev,admissionReviewVersions=v1
+
+// pluginMutator stamps sms.dev/requested-by on Plugins.
+type pluginMutator struct {
+	decoder admission.Decoder
+	opts    Options
+}
+
+// Handle implements admission.Handler. It is safe to call concurrently.
+func (m *pluginMutator) Handle(_ context.Context, req admission.Request) admission.Response {
+	if m.opts.isOperator(req.UserInfo.Username) {
+		return admission.Allowed("the operator keeps the requester it sets")
+	}
+	var plugin smsv1.Plugin
+	if err := m.decoder.Decode(req, &plugin); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	requester := present(req.UserInfo.Username)
+	if req.Operation == admissionv1.Update {
+		var old smsv1.Plugin
+		if err := m.decoder.DecodeRaw(req.OldObject, &old); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		if equality.Semantic.DeepEqual(old.Spec, plugin.Spec) {
+			// The spec is what was requested; whoever touches the rest
+			// did not request it.
+			requester = lookup(old.Annotations, smsv1.AnnotationRequestedBy)
+		}
+	}
+	return patched(annotationOps(plugin.Annotations, map[string]value{
+		smsv1.AnnotationRequestedBy: requester,
+	}))
+}
