@@ -20,7 +20,7 @@ import (
 // operator reporting Judged and Ready (p50 and p95, from a watch). The
 // operator polls as it does by default.
 //
-//	go test -run '^$' -bench PluginToReady -benchtime 1x -count 5 ./controllers/
+//	go test -run '^$' -bench PluginToReady -benchtime 1x -count 6 ./controllers/
 func BenchmarkPluginToReady(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
@@ -40,7 +40,7 @@ func BenchmarkPluginToReady(b *testing.B) {
 // reports the time until every one is Ready. The operator polls as it does
 // by default (kernels every 30 s, their event logs every second).
 //
-//	go test -run '^$' -bench TenantsToReady -benchtime 1x -count 5 ./controllers/
+//	go test -run '^$' -bench TenantsToReady -benchtime 1x -count 6 ./controllers/
 func BenchmarkTenantsToReady(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
