@@ -32,6 +32,10 @@ type LocalOptions struct {
 	Executor string
 	// Logger receives the kernels' logs. Default: discarded.
 	Logger *slog.Logger
+	// DefaultModel is the model of tenants whose spec.model is empty;
+	// none when its Provider is empty. Its key, when it needs one, comes
+	// from KeyFile or the provider's usual environment variables.
+	DefaultModel kernelcmd.Model
 }
 
 // Local runs kernels inside this process on loopback ports. It suits
@@ -213,9 +217,12 @@ func (l *Local) config(dir string, spec Spec) (kernelcmd.Config, error) {
 		}
 		*f.into = path
 	}
-	if m := t.Spec.Model; m != nil {
+	switch m := t.Spec.Model; {
+	case m != nil:
 		cfg.Model.Provider, cfg.Model.Name, cfg.Model.BaseURL = string(m.Provider), m.Name, m.BaseURL
-	} else {
+	case l.opts.DefaultModel.Provider != "":
+		cfg.Model = l.opts.DefaultModel
+	default:
 		cfg.Model.KeyFile, cfg.Model.Script = "", ""
 	}
 	return cfg, nil

@@ -16,6 +16,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/controllers"
+	"github.com/sms-baseline/sms/internal/kernelcmd"
 	"github.com/sms-baseline/sms/internal/kernelruntime"
 	smswebhook "github.com/sms-baseline/sms/internal/webhook"
 )
@@ -37,6 +38,9 @@ type Options struct {
 	DataDir string
 	// LocalExecutor overrides tenants' executors in the local runtime.
 	LocalExecutor string
+	// LocalModel is, in the local runtime, the model of tenants whose
+	// spec names none (manager dev's scripted demo model).
+	LocalModel kernelcmd.Model
 	// Logger receives the local kernels' logs.
 	Logger *slog.Logger
 	// MetricsAddr serves Prometheus metrics; "0" disables them.
@@ -137,7 +141,8 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	case "", RuntimeKubernetes:
 		op.Runtime = kernelruntime.NewKubernetes(mgr.GetClient(), scheme, opts.KernelImage)
 	case RuntimeLocal:
-		local := kernelruntime.NewLocal(kernelruntime.LocalOptions{Dir: opts.DataDir, Executor: opts.LocalExecutor, Logger: opts.Logger})
+		local := kernelruntime.NewLocal(kernelruntime.LocalOptions{Dir: opts.DataDir, Executor: opts.LocalExecutor,
+			DefaultModel: opts.LocalModel, Logger: opts.Logger})
 		op.Runtime, op.Close = local, local.Close
 	default:
 		return nil, fmt.Errorf("runtime %q: want kubernetes or local", opts.Runtime)
