@@ -14,7 +14,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newKernelCommand(), newOperatorCommand(), newSandboxCommand())
+	root.AddCommand(newKernelCommand(), newOperatorCommand(), newDevCommand(), newSandboxCommand())
 	return root
 }
 

@@ -86,3 +86,16 @@ func TestKernelCommandPassesItsFlags(t *testing.T) {
 		t.Fatalf("manager kernel --executor nope = %v, want an error naming --executor", err)
 	}
 }
+
+// `manager dev` checks its model flags before starting anything: a
+// missing script is refused with the flag named.
+// Seen failing with devModel not called: the control plane started and
+// the test ran until killed.
+func TestDevRefusesAMissingScript(t *testing.T) {
+	root := newRootCommand()
+	root.SetArgs([]string{"dev", "--dir", t.TempDir(), "--model-script", "no/such/script.json"})
+	err := root.Execute()
+	if err == nil || !strings.Contains(err.Error(), "--model-script") || !strings.Contains(err.Error(), "no/such/script.json") {
+		t.Fatalf("manager dev with a missing script = %v, want an error naming --model-script and the file", err)
+	}
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/sms-baseline/sms/internal/devenv"
+	"github.com/sms-baseline/sms/internal/testenv"
+)
+
+// devFlags are the flags of `manager dev`.
+type devFlags struct {
+	opts    devenv.Options
+	verbose bool
+}
+
+// newDevCommand returns `manager dev`: the whole product on this machine,
+// with no cluster.
+func newDevCommand() *cobra.Command {
+	f := &devFlags{}
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run an embedded control plane, the operator and local kernels; state is kept under --dir",
+		Long: `Run an embedded kube-apiserver and etcd (built by hack/setup-envtest.sh on first use),
+install the sms CRDs, and run the operator with kernels inside this process. Use it with kubectl
+through the kubeconfig it writes. Tenants without spec.model chat with --model: by default the
+scripted demo model, which works offline. Ctrl-C stops everything; starting again restores it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDev(cmd, f) },
+	}
+	fl := cmd.Flags()
+	m := &f.opts.Model
+	fl.StringVar(&f.opts.Dir, "dir", ".sms", "directory of etcd's data, the kernels' data, the kubeconfig and the lock")
+	fl.StringVar(&m.Provider, "model", "scripted", "model of tenants whose spec names none: scripted, anthropic, openai or openaicompat")
+	fl.StringVar(&m.Name, "model-name", "", "the provider's model name")
+	fl.StringVar(&m.BaseURL, "model-base-url", "", "the provider's base URL (a local OpenAI-compatible server with --model openaicompat)")
+	fl.StringVar(&m.Script, "model-script", "docs/examples/scripted-doubler.json", "JSON file of turns for --model scripted")
+	fl.StringVar(&m.KeyFile, "model-key-file", "", "file holding the model key (default: ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY)")
+	fl.StringVar(&f.opts.Executor, "executor", "", "run every tenant's agent plugins with this executor (goja or isolated) instead of its spec's")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the operator's and the kernels' work")
+	return cmd
+}
+
+func runDev(cmd *cobra.Command, f *devFlags) error {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return fmt.Errorf("run manager dev inside the repository (it reads config/ and hack/): %w", err)
+	}
+	f.opts.Root = root
+	if err := devModel(&f.opts); err != nil {
+		return err
+	}
+	out := cmd.ErrOrStderr()
+	f.opts.Progress = out
+	logOut := io.Discard
+	if f.verbose {
+		logOut = out
+	}
+	f.opts.Logger = slog.New(slog.NewTextHandler(logOut, nil))
+	ctrl.SetLogger(zap.New(zap.WriteTo(logOut)))
+	env, err := devenv.Start(f.opts)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = env.Run(ctx, func() { printNext(cmd.OutOrStdout(), root, env.Kubeconfig) })
+	_, _ = fmt.Fprintln(out, "Stopping: kernels, then kube-apiserver and etcd. State stays in", env.Dir)
+	if serr := env.Stop(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// devModel checks the default model's flags and makes its paths absolute.
+func devModel(o *devenv.Options) error {
+	m := &o.Model
+	if m.Provider != "scripted" {
+		m.Script = ""
+		return nil
+	}
+	if !filepath.IsAbs(m.Script) {
+		m.Script = filepath.Join(o.Root, m.Script)
+	}
+	if _, err := os.Stat(m.Script); err != nil {
+		return fmt.Errorf("--model-script: %w", err)
+	}
+	return nil
+}
+
+// printNext tells the user what to type next.
+func printNext(w io.Writer, root, kubeconfig string) {
+	_, _ = fmt.Fprintf(w, `sms is running. In another terminal:
+
+  export KUBECONFIG=%s PATH=%s:$PATH
+  kubectl apply -f config/samples/sms_v1_tenant.yaml
+  kubectl wait --for=condition=Ready tenant/demo
+  kubectl sms status demo
+
+The README's walk-through goes on from there. Ctrl-C stops everything;
+the next start restores it.
+`, kubeconfig, filepath.Join(root, "bin"))
+}
