@@ -20,7 +20,7 @@ import (
 const (
 	k8sContainerName = "kernel"
 	k8sPortName      = "http"
-	k8sPort          = 8787
+	k8sPort          = KernelPort
 	k8sUID           = 65532 // the distroless "nonroot" user
 
 	k8sDataVolume   = "data"
@@ -67,7 +67,7 @@ func newK8sKernel(spec Spec, defaultImage string) (*k8sKernel, error) {
 	}
 	k := &k8sKernel{
 		tenant:      t,
-		name:        t.Name + "-kernel",
+		name:        KernelName(t.Name),
 		image:       t.Spec.Image,
 		adminSecret: spec.AdminTokenSecret,
 	}
@@ -325,3 +325,10 @@ func k8sPullPolicy(image string) corev1.PullPolicy {
 	}
 	return corev1.PullIfNotPresent
 }
+
+// KernelPort is the port a kernel pod serves its admin API on.
+const KernelPort = 8787
+
+// KernelName is the name of a tenant's kernel StatefulSet and Service;
+// its pod is KernelName(tenant)+"-0".
+func KernelName(tenant string) string { return tenant + "-kernel" }

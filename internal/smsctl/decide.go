@@ -1,0 +1,121 @@
+package smsctl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+)
+
+// newDecideCommand returns approve (approve true) or deny.
+func newDecideCommand(o *options, approve bool) *cobra.Command {
+	verb, decision := "deny", smsv1.DecisionDenied
+	if approve {
+		verb, decision = "approve", smsv1.DecisionApproved
+	}
+	var message string
+	cmd := &cobra.Command{
+		Use:     verb + " PLUGIN|APPROVAL",
+		Short:   strings.ToUpper(verb[:1]) + verb[1:] + " a plugin waiting for a human: name the Plugin or its Approval",
+		Example: fmt.Sprintf("  kubectl sms %s demo-pending -m 'reviewed the code'\n  kubectl sms %s approval/demo-pending-3f2a9c1b0d", verb, verb),
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.decide(cmd.Context(), args[0], decision, message)
+		},
+	}
+	cmd.Flags().StringVarP(&message, "message", "m", "", "why, recorded on the Approval")
+	return cmd
+}
+
+// decide sets the decision on the Approval that name denotes. The
+// webhook checks the user may approve and records who did.
+func (o *options) decide(ctx context.Context, name string, d smsv1.Decision, message string) error {
+	c, ns, err := o.client()
+	if err != nil {
+		return err
+	}
+	a, err := findApproval(ctx, c, ns, name)
+	if err != nil {
+		return err
+	}
+	if a.Spec.Decision != "" {
+		return fmt.Errorf("approval %s was already %s%s; a decision cannot change", a.Name, strings.ToLower(string(a.Spec.Decision)), by(a))
+	}
+	spec := map[string]any{"decision": d}
+	if message != "" {
+		spec["message"] = message
+	}
+	patch, err := json.Marshal(map[string]any{"spec": spec})
+	if err != nil {
+		return err
+	}
+	if err := c.Patch(ctx, a, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("set decision %s on approval %s: %w", d, a.Name, err)
+	}
+	_, err = fmt.Fprintf(o.Out, "approval.sms.dev/%s %s (plugin %s, id %s)\n", a.Name, strings.ToLower(string(d)), a.Spec.PluginRef.Name, a.Spec.PluginID)
+	return err
+}
+
+func by(a *smsv1.Approval) string {
+	if a.Status.DecidedBy == "" {
+		return ""
+	}
+	return " by " + a.Status.DecidedBy
+}
+
+// findApproval resolves name: an Approval ("approval/NAME" or NAME), else
+// a Plugin ("plugin/NAME" or NAME) whose status points at its Approval.
+func findApproval(ctx context.Context, c client.Client, ns, name string) (*smsv1.Approval, error) {
+	kind, bare := "", name
+	if k, n, ok := strings.Cut(name, "/"); ok {
+		kind, bare = strings.TrimSuffix(strings.TrimSuffix(k, ".sms.dev"), "s"), n
+	}
+	if kind != "" && kind != "approval" && kind != "plugin" {
+		return nil, fmt.Errorf("%q: name a plugin or an approval (plugin/NAME, approval/NAME or NAME)", name)
+	}
+	var a smsv1.Approval
+	if kind != "plugin" {
+		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: bare}, &a)
+		if err == nil || !apierrors.IsNotFound(err) || kind == "approval" {
+			return &a, notFound(err, "approval", bare, ns)
+		}
+	}
+	var p smsv1.Plugin
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: bare}, &p); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("no plugin or approval named %q in namespace %s", bare, ns)
+		}
+		return nil, err
+	}
+	if p.Status.ApprovalRef == nil {
+		return nil, fmt.Errorf("plugin %s waits for no approval (verdict: %s)", p.Name, verdict(&p))
+	}
+	err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: p.Status.ApprovalRef.Name}, &a)
+	return &a, notFound(err, "approval", p.Status.ApprovalRef.Name, ns)
+}
+
+func notFound(err error, kind, name, ns string) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("no %s named %q in namespace %s", kind, name, ns)
+	}
+	return err
+}
+
+// verdict is a plugin's verdict in a word or two.
+func verdict(p *smsv1.Plugin) string {
+	v := p.Status.Verdict
+	switch {
+	case v == nil:
+		return "not judged yet"
+	case v.Result == "rejected" && v.Gate != "":
+		return v.Result + " by " + v.Gate
+	}
+	return v.Result
+}
