@@ -57,6 +57,19 @@ fmt: ## Run go fmt.
 vet: ## Run go vet.
 	go vet ./...
 
+.PHONY: dev
+dev: binaries ## Run the whole product here: embedded kube-apiserver and etcd, the operator, local kernels (state in .sms; ARGS go to manager dev).
+	$(LOCALBIN)/manager dev $(ARGS)
+
+.PHONY: demo
+demo: binaries ## Run the demo story offline against manager dev (its own state directory); fails on any unmet expectation.
+	MANAGER=$(LOCALBIN)/manager KUBECTL_SMS_DIR=$(LOCALBIN) KUBECTL=$(KUBECTL) hack/demo.sh
+
+.PHONY: binaries
+binaries: | $(LOCALBIN) ## Build bin/manager and bin/kubectl-sms (the kubectl plugin: put bin on PATH).
+	go build -o $(LOCALBIN)/manager ./cmd/manager
+	go build -o $(LOCALBIN)/kubectl-sms ./cmd/kubectl-sms
+
 .PHONY: test
 test: vet ## Run go vet, the architecture test, then every test with -race against a throwaway Postgres and envtest's API server (built once by hack/setup-envtest.sh); print total coverage.
 	go test -count=1 ./internal/architecture/
