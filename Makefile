@@ -23,7 +23,9 @@ CONTAINER_TOOL ?= docker
 
 # Test settings.
 TEST_PKGS ?= ./...
-TEST_FLAGS ?= -race
+# The end-to-end tests build the binaries inside the test binary, which on
+# a cold build cache takes minutes: go test's default 10 m is too tight.
+TEST_FLAGS ?= -race -timeout 30m
 COVER_PROFILE ?= cover.out
 BENCH ?= .
 BENCH_COUNT ?= 6
