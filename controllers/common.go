@@ -21,7 +21,10 @@ import (
 
 // Deps are what every controller needs.
 type Deps struct {
-	Client   client.Client
+	Client client.Client
+	// Reader reads from the API server, bypassing the cache; nil means
+	// Client. Reconcilers use it where a stale read would repeat work.
+	Reader   client.Reader
 	Scheme   *runtime.Scheme
 	Recorder events.EventRecorder
 	// HTTP is shared by the kernel clients.
@@ -29,6 +32,14 @@ type Deps struct {
 	// Poll is how often a tenant's kernel is checked when nothing else
 	// triggers a reconcile. Default 30 s.
 	Poll time.Duration
+}
+
+// reader is Reader, else Client.
+func (d *Deps) reader() client.Reader {
+	if d.Reader == nil {
+		return d.Client
+	}
+	return d.Reader
 }
 
 func (d *Deps) poll() time.Duration {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
@@ -110,6 +111,13 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 	}
 	v, known := knownVerdict(p, state, hash, key)
 	if !known {
+		live, err := r.live(ctx, p)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		v, known = knownVerdict(live, state, hash, key)
+	}
+	if !known {
 		if v, err = kc.Submit(ctx, plug, p.Annotations[smsv1.AnnotationRequestedBy]); err != nil {
 			return ctrl.Result{}, r.unreachable(p, err)
 		}
@@ -158,6 +166,20 @@ func knownVerdict(p *smsv1.Plugin, s kernelclient.State, hash, key string) (judg
 		return base, true
 	}
 	return judge.Verdict{}, false
+}
+
+// live returns the Plugin as the API server has it, for knownVerdict to
+// ask again before submitting. The cache may not hold the status the
+// previous reconcile wrote yet (it arrives by watch), and a submission it
+// does not show would be made twice; the status patch itself has already
+// returned, so the live read shows it. Only the path about to submit pays
+// for the read.
+func (r *PluginReconciler) live(ctx context.Context, p *smsv1.Plugin) (*smsv1.Plugin, error) {
+	var live smsv1.Plugin
+	if err := r.reader().Get(ctx, client.ObjectKeyFromObject(p), &live); err != nil {
+		return nil, err
+	}
+	return &live, nil
 }
 
 // toggle makes the fiber's enabled state follow spec.enabled.

@@ -39,7 +39,7 @@ type Options struct {
 // Setup registers the Tenant, Plugin and Approval controllers and the
 // agent-plugin mirror with mgr.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	d := &Deps{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("sms-operator"),
+	d := &Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("sms-operator"),
 		HTTP: &http.Client{Timeout: 30 * time.Second}, Poll: opts.Poll}
 	mirror := NewMirror(d)
 	mirror.Every = opts.EventPoll
