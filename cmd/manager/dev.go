@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/sms-baseline/sms/internal/devenv"
-	"github.com/sms-baseline/sms/internal/testenv"
+	"github.com/sms-baseline/sms/internal/envtestbin"
 )
 
 // devFlags are the flags of `manager dev`.
@@ -51,7 +51,7 @@ scripted demo model, which works offline. Ctrl-C stops everything; starting agai
 }
 
 func runDev(cmd *cobra.Command, f *devFlags) error {
-	root, err := testenv.RepoRoot()
+	root, err := envtestbin.RepoRoot()
 	if err != nil {
 		return fmt.Errorf("run manager dev inside the repository (it reads config/ and hack/): %w", err)
 	}

@@ -8,15 +8,15 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/sms-baseline/sms/internal/testenv"
+	"github.com/sms-baseline/sms/internal/envtestbin"
 )
 
 // assets finds the kube-apiserver and etcd binaries, building them with
 // hack/setup-envtest.sh first when they are missing. The script's
 // progress goes to progress: the first build takes many minutes.
 func assets(root string, progress io.Writer) (string, error) {
-	dir, err := testenv.Assets()
-	if err == nil || !errors.Is(err, testenv.ErrNoAssets) || os.Getenv("KUBEBUILDER_ASSETS") != "" {
+	dir, err := envtestbin.Assets()
+	if err == nil || !errors.Is(err, envtestbin.ErrNoAssets) || os.Getenv("KUBEBUILDER_ASSETS") != "" {
 		return dir, err
 	}
 	script := filepath.Join(root, "hack", "setup-envtest.sh")
@@ -26,10 +26,10 @@ func assets(root string, progress io.Writer) (string, error) {
 	_, _ = fmt.Fprintln(progress, "Building kube-apiserver and etcd from the Go module proxy (once per machine; many minutes on 2 cores)...")
 	cmd := exec.Command("bash", script)
 	cmd.Dir = root
-	cmd.Stdout = io.Discard // the export line; testenv.Assets finds the same cache
+	cmd.Stdout = io.Discard // the export line; envtestbin.Assets finds the same cache
 	cmd.Stderr = progress
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("build the control plane with %s: %w", script, err)
 	}
-	return testenv.Assets()
+	return envtestbin.Assets()
 }

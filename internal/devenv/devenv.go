@@ -52,8 +52,8 @@ type Env struct {
 
 // Start takes the directory's lock, starts kube-apiserver and etcd (etcd
 // keeping its data in Dir/etcd), installs the CRDs and webhook
-// configurations, writes the kubeconfig and builds the operator. Run
-// starts reconciling; Stop undoes everything Start did.
+// configurations and builds the operator. Run starts reconciling and
+// writes the kubeconfig; Stop undoes everything Start did.
 func Start(opts Options) (*Env, error) {
 	if opts.Progress == nil {
 		opts.Progress = os.Stderr

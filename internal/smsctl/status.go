@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -91,7 +90,7 @@ func viewOf(t smsv1.Tenant, plugins []smsv1.Plugin, approvals []smsv1.Approval) 
 		}
 	}
 	for _, a := range approvals {
-		if ids[a.Spec.PluginRef.Name] && a.Spec.Decision == "" && !isTrue(a.Status.Conditions, smsv1.ConditionExpired) {
+		if ids[a.Spec.PluginRef.Name] && a.Spec.Decision == "" && !meta.IsStatusConditionTrue(a.Status.Conditions, smsv1.ConditionExpired) {
 			v.approvals = append(v.approvals, a)
 		}
 	}
@@ -155,10 +154,6 @@ func kernelLine(t smsv1.Tenant) string {
 		state += " at " + t.Status.Endpoint
 	}
 	return state
-}
-
-func isTrue(conds []metav1.Condition, typ string) bool {
-	return meta.IsStatusConditionTrue(conds, typ)
 }
 
 func orDash(s string) string {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/sms-baseline/sms/internal/envtestbin"
 )
 
 // Main runs a test package's tests against one shared Env, stored in
@@ -14,7 +16,7 @@ import (
 func Main(m *testing.M, opts Options, env **Env) {
 	e, err := Start(opts)
 	if err != nil {
-		if errors.Is(err, ErrNoAssets) && !Required() {
+		if errors.Is(err, envtestbin.ErrNoAssets) && !Required() {
 			fmt.Fprintln(os.Stderr, "skipping the envtest suite:", err)
 			os.Exit(0)
 		}

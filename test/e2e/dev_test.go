@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sms-baseline/sms/internal/envtestbin"
 	"github.com/sms-baseline/sms/internal/testenv"
 )
 
@@ -18,7 +19,7 @@ import (
 // restores it all. The script fails on the first unmet expectation; with
 // the lock's flock removed it failed here at the second manager dev.
 func TestDevDemo(t *testing.T) {
-	if _, err := testenv.Assets(); err != nil {
+	if _, err := envtestbin.Assets(); err != nil {
 		if !testenv.Required() {
 			t.Skip(err)
 		}
