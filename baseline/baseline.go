@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,8 +40,13 @@ type Options struct {
 	Executor kernel.Executor
 	// Policy is the judge's approval policy.
 	Policy judge.Policy
-	// AdminToken guards the admin API's mutating routes; empty leaves them open.
+	// AdminToken is a credential named "admin" holding every scope (read,
+	// chat, approve, admin). With it, or any of Credentials, every /api
+	// route needs a credential with the route's scope; with neither the
+	// API is open.
 	AdminToken string
+	// Credentials are more bearer tokens, each with its name and scopes.
+	Credentials []smshttp.Credential
 	// Model is the tenant's model. When set, a plugin provides it under
 	// contracts.ModelKey and the chat agent (agentloop) is installed.
 	Model contracts.ModelService
@@ -48,6 +54,9 @@ type Options struct {
 	Plugins []kernel.Plugin
 	// Logger receives the kernel's and plugins' logs. Default: discarded.
 	Logger *slog.Logger
+	// Fault is the kernel's fault hook (kernel.Options.Fault), for tests
+	// that stop the process at a chosen step of a mount.
+	Fault func(point string)
 }
 
 // Baseline is a running kernel server.
@@ -73,7 +82,7 @@ func systemPlugins(opts Options) []kernel.Plugin {
 				return c.Provide(contracts.DatabaseKey, db)
 			},
 		},
-		smshttp.Plugin(),
+		smshttp.Plugin(smshttp.Options{Credentials: credentials(opts)}),
 		collections.Plugin(),
 		scheduler.Plugin(),
 		judge.New(judge.Options{Executor: opts.Executor, Policy: opts.Policy, Logger: opts.Logger}).Plugin(),
@@ -81,7 +90,18 @@ func systemPlugins(opts Options) []kernel.Plugin {
 	if opts.Model != nil {
 		plugins = append(plugins, modelPlugin(opts.Model), agentloop.Plugin(agentloop.Options{Sessions: agentloop.DatabaseSessions(db)}))
 	}
-	return append(plugins, adminapi.Plugin(adminapi.Options{Token: opts.AdminToken}))
+	return append(plugins, adminapi.Plugin(adminapi.Options{}))
+}
+
+// AdminCredential is the name of the credential Options.AdminToken makes.
+const AdminCredential = "admin"
+
+func credentials(opts Options) []smshttp.Credential {
+	creds := slices.Clone(opts.Credentials)
+	if opts.AdminToken != "" {
+		creds = append(creds, smshttp.Credential{Name: AdminCredential, Token: opts.AdminToken, Scopes: smshttp.Scopes})
+	}
+	return creds
 }
 
 // modelPlugin provides m under contracts.ModelKey, a system-only key.
@@ -117,7 +137,7 @@ func New(ctx context.Context, opts Options) (*Baseline, error) {
 	}
 	b := &Baseline{Store: opts.Store}
 	b.Kernel = kernel.New(kernel.Options{Name: opts.Name, Log: opts.Store.Log(), Blobs: opts.Store.Blobs(),
-		Executor: opts.Executor, Logger: opts.Logger})
+		Executor: opts.Executor, Logger: opts.Logger, Fault: opts.Fault})
 	if err := b.boot(ctx, opts); err != nil {
 		return nil, errors.Join(err, b.Close())
 	}
@@ -162,6 +182,18 @@ func (b *Baseline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.(smshttp.Service).ServeHTTP(w, r)
+}
+
+// serveApp serves every route but the admin API's, through the http
+// plugin active right now: the application listener when the admin API
+// has a listener of its own.
+func (b *Baseline) serveApp(w http.ResponseWriter, r *http.Request) {
+	v, err := b.Kernel.GetValue(smshttp.Key)
+	if err != nil {
+		smshttp.WriteError(w, smshttp.Errorf(smshttp.KindInternal, "the http plugin is not active"))
+		return
+	}
+	v.(smshttp.Service).AppHandler().ServeHTTP(w, r)
 }
 
 // Handler returns b as an http.Handler.

@@ -16,13 +16,13 @@ import (
 )
 
 const invoicePlugin = `export default async function activate(cap) {
-  await cap.contribute('route', { method: 'GET', path: '/api/invoices/count',
+  await cap.contribute('route', { method: 'GET', path: '/invoices/count',
     handler: async () => ({ body: { count: (await cap.invoke('collections', 'list', 'invoice', {})).length } }) })
 }`
 
 func agentPlugin() map[string]any {
 	return map[string]any{
-		"manifest": map[string]any{"id": "agent.invoices", "version": "1", "inject": []string{"collections"},
+		"manifest": map[string]any{"id": "agent.invoices", "version": "1", "inject": []string{"collections"}, "points": []string{"route"},
 			"contributes": map[string]any{"collection": []any{map[string]any{"name": "invoice",
 				"fields": []any{map[string]any{"name": "amount", "type": "real", "required": true}}}}}},
 		"code": invoicePlugin,
@@ -71,7 +71,7 @@ func TestRestartRestoresPluginsAndData(t *testing.T) {
 	}
 	b = boot()
 	defer func() { _ = b.Close() }()
-	if got := (server{t, b}).call("GET", "/api/invoices/count", nil); got != `{"count":3}` {
+	if got := (server{t, b}).call("GET", "/invoices/count", nil); got != `{"count":3}` {
 		t.Fatalf("after restart the agent route = %s, want {\"count\":3}", got)
 	}
 }

@@ -36,7 +36,7 @@ func BenchmarkServe(b *testing.B) {
 	srv := httptest.NewServer(bl)
 	defer srv.Close()
 	for i := range 100 {
-		body := fmt.Sprintf(`{"manifest":{"id":"agent.r%d","version":"1"},"code":%q}`, i, routeCode(i))
+		body := fmt.Sprintf(`{"manifest":{"id":"agent.r%d","version":"1","points":["route"]},"code":%q}`, i, routeCode(i))
 		resp, err := http.Post(srv.URL+"/api/plugins", "application/json", strings.NewReader(body))
 		if err != nil {
 			b.Fatal(err)

@@ -23,6 +23,10 @@ type ServeOptions struct {
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
 	// once ctx is done. Default 10 seconds.
 	ShutdownTimeout time.Duration
+	// Admin, when set, is a listener of its own for the admin API: it
+	// serves every route, and the main listener serves every route but the
+	// admin API's (/healthz and /readyz answer on both). Serve owns it.
+	Admin net.Listener
 }
 
 // Serve serves b on ln and ticks its scheduler until ctx is done, then
@@ -35,27 +39,46 @@ func (b *Baseline) Serve(ctx context.Context, ln net.Listener, opts ServeOptions
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 10 * time.Second
 	}
-	srv := &http.Server{Handler: b, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	servers := []*http.Server{{Handler: b, ReadHeaderTimeout: 10 * time.Second}}
+	listeners := []net.Listener{ln}
+	if opts.Admin != nil {
+		servers[0].Handler = http.HandlerFunc(b.serveApp)
+		servers = append(servers, &http.Server{Handler: b, ReadHeaderTimeout: 10 * time.Second})
+		listeners = append(listeners, opts.Admin)
+	}
+	served := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { served <- srv.Serve(listeners[i]) }()
+	}
 	tick := time.NewTicker(opts.TickEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case err := <-served:
-			return fmt.Errorf("serve: %w", err)
+			return errors.Join(fmt.Errorf("serve: %w", err), shutdown(servers, served, len(servers)-1, opts.ShutdownTimeout))
 		case now := <-tick.C:
 			_ = b.Tick(ctx, now) // job failures are recorded by the scheduler itself
 		case <-ctx.Done():
-			shutdown, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
-			defer cancel()
-			err := srv.Shutdown(shutdown)
-			if e := <-served; !errors.Is(e, http.ErrServerClosed) {
-				err = errors.Join(err, e)
-			}
-			return err
+			return shutdown(servers, served, len(servers), opts.ShutdownTimeout)
 		}
 	}
+}
+
+// shutdown stops every server, waits for running of them to return from
+// Serve, and reports what went wrong besides being closed.
+func shutdown(servers []*http.Server, served <-chan error, running int, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var err error
+	for _, srv := range servers {
+		err = errors.Join(err, srv.Shutdown(ctx))
+	}
+	for range running {
+		if e := <-served; !errors.Is(e, http.ErrServerClosed) {
+			err = errors.Join(err, e)
+		}
+	}
+	return err
 }
 
 // OpenStore opens the store a spec names: "sqlite:PATH" (the parent

@@ -19,7 +19,7 @@ func TestNewVersionTakesOverItsRoutes(t *testing.T) {
 		code := `export default async function activate(cap) {
   await cap.contribute('route', { method: 'GET', path: '/hi', handler: async () => ({ body: '` + answer + `' }) })
 }`
-		r := env.Call("/api/plugins", map[string]any{"manifest": map[string]any{"id": "agent.hello", "version": answer}, "code": code})
+		r := env.Call("/api/plugins", map[string]any{"manifest": map[string]any{"id": "agent.hello", "version": answer, "points": []string{"route"}}, "code": code})
 		if !strings.Contains(string(r.Body), `"mounted"`) {
 			t.Fatalf("version %s: %d %s, want mounted", answer, r.Status, string(r.Body))
 		}
@@ -30,7 +30,7 @@ func TestNewVersionTakesOverItsRoutes(t *testing.T) {
 	other := `export default async function activate(cap) {
   await cap.contribute('route', { method: 'GET', path: '/hi', handler: async () => ({ body: 'other' }) })
 }`
-	r := env.Call("/api/plugins", map[string]any{"manifest": map[string]any{"id": "agent.other", "version": "1"}, "code": other})
+	r := env.Call("/api/plugins", map[string]any{"manifest": map[string]any{"id": "agent.other", "version": "1", "points": []string{"route"}}, "code": other})
 	if !strings.Contains(string(r.Body), "already served by plugin agent.hello") {
 		t.Fatalf("another plugin's route = %s, want a rejection naming agent.hello", string(r.Body))
 	}

@@ -124,7 +124,7 @@ func PluginObject(t *smsv1.Tenant, jp judge.Plugin) (*smsv1.Plugin, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: pluginName(t.Name, m.ID), Namespace: t.Namespace,
 			Labels: map[string]string{smsv1.LabelTenant: t.Name}},
 		Spec: smsv1.PluginSpec{TenantRef: corev1Ref(t.Name), ID: m.ID, Version: m.Version, Description: m.Description,
-			Inject: m.Inject, Optional: m.Optional, Provide: m.Provide, Scopes: m.Scopes, Code: &code},
+			Inject: m.Inject, Optional: m.Optional, Provide: m.Provide, Scopes: m.Scopes, Points: m.Points, Code: &code},
 	}
 	if len(m.Contributes) > 0 {
 		p.Spec.Contributes = map[string][]apiextensionsv1.JSON{}

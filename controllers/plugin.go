@@ -216,7 +216,7 @@ func (r *PluginReconciler) tenant(ctx context.Context, p *smsv1.Plugin) (*smsv1.
 // plugin builds the kernel's form of the plugin, reading codeFrom.
 func (r *PluginReconciler) plugin(ctx context.Context, p *smsv1.Plugin) (judge.Plugin, error) {
 	m := kernel.Manifest{ID: p.Spec.ID, Version: p.Spec.Version, Description: p.Spec.Description,
-		Inject: p.Spec.Inject, Optional: p.Spec.Optional, Provide: p.Spec.Provide, Scopes: p.Spec.Scopes}
+		Inject: p.Spec.Inject, Optional: p.Spec.Optional, Provide: p.Spec.Provide, Scopes: p.Spec.Scopes, Points: p.Spec.Points}
 	if len(p.Spec.Contributes) > 0 {
 		m.Contributes = map[string][]any{}
 		for point, items := range p.Spec.Contributes {

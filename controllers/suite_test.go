@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,6 +165,9 @@ func (w *world) plugin(c client.Client, name, id, code string) *smsv1.Plugin {
 	w.t.Helper()
 	p := &smsv1.Plugin{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns},
 		Spec: smsv1.PluginSpec{TenantRef: corev1.LocalObjectReference{Name: "acme"}, ID: id, Version: "1", Code: &code}}
+	if strings.Contains(code, "contribute('route'") {
+		p.Spec.Points = []string{"route"}
+	}
 	w.must(c.Create(context.Background(), p))
 	return p
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -56,7 +58,10 @@ const (
 // Default policy: what needs a human.
 var (
 	DefaultSensitiveScopes = []string{"net"}
-	DefaultSensitivePoints = []string{"route", "schedule", "model-method", "model-hook", "automation"}
+	// A prompt item steers what the agent builds next, so it waits for a
+	// human; a tool only answers when the agent calls it, and every change
+	// the agent then makes goes through the judge again.
+	DefaultSensitivePoints = []string{"route", "schedule", "prompt", "model-method", "model-hook", "automation"}
 )
 
 // Status is the outcome of a submission or decision.
@@ -108,8 +113,9 @@ type Service interface {
 	// or rejects it. Resubmitting the same manifest and code while it is
 	// pending or mounted changes nothing and returns the same verdict.
 	Submit(ctx context.Context, m kernel.Manifest, code, requestedBy string) (Verdict, error)
-	// Approve mounts a pending submission. codeHash, when given, must be
-	// the approval's: a human approves the code they saw.
+	// Approve mounts a pending submission. codeHash is required and must
+	// be the approval's: a human approves the code they saw. decidedBy is
+	// recorded; it must be printable text.
 	Approve(ctx context.Context, approvalID, decidedBy, codeHash string) (Verdict, error)
 	// Reject refuses a pending submission.
 	Reject(ctx context.Context, approvalID, decidedBy, codeHash string) (Verdict, error)
@@ -117,8 +123,10 @@ type Service interface {
 	Pending() []Approval
 }
 
-// Submission is what gates see. Gates run in order and may read what
-// earlier gates found (Load is filled by the load gate).
+// Submission is what gates see: the plugin as declared. It deliberately
+// holds nothing the plugin's code did on trial: agent code can tell a trial
+// from a live run, so no gate may decide from what it did there. Gates
+// read the manifest, which the kernel enforces on every call.
 type Submission struct {
 	Manifest    kernel.Manifest
 	Code        string
@@ -126,17 +134,8 @@ type Submission struct {
 	RequestedBy string
 	// Catalog is the kernel's keys and points when the gates started.
 	Catalog kernel.Catalog
-	// Load is what activate did in the load gate's throwaway unit.
-	Load LoadRecord
 
 	kernel *kernel.Kernel // for the built-in gates
-}
-
-// LoadRecord lists what a plugin's activation asked of its cap object.
-type LoadRecord struct {
-	Read        []string `json:"read,omitempty"`        // keys read or invoked
-	Provided    []string `json:"provided,omitempty"`    // keys provided
-	Contributed []string `json:"contributed,omitempty"` // points contributed to
 }
 
 // Gate is one check every submission passes, contributed to GatePoint.
@@ -208,4 +207,32 @@ func decodeStrict(raw []byte, v any) error {
 		return errors.New("trailing data after the JSON value")
 	}
 	return nil
+}
+
+// MaxDeciderBytes bounds the name recorded as who requested or decided;
+// 253 fits a Kubernetes user or object name and a DNS name.
+const MaxDeciderBytes = 253
+
+// ValidateDecider checks a name recorded as who decided: non-empty, at
+// most MaxDeciderBytes, printable UTF-8 (no control characters, which
+// could forge lines in logs and audit views).
+func ValidateDecider(name string) error {
+	if name == "" || len(name) > MaxDeciderBytes || !printable(name) {
+		return &kernel.Error{Code: kernel.CodeValidation, Op: "decide", Fiber: ID,
+			Message: fmt.Sprintf("the decider's name must be 1 to %d bytes of printable UTF-8", MaxDeciderBytes)}
+	}
+	return nil
+}
+
+// printable reports whether s is valid UTF-8 with only printable runes.
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, c := range s {
+		if !unicode.IsPrint(c) {
+			return false
+		}
+	}
+	return true
 }

@@ -36,9 +36,9 @@ func checkManifest(_ context.Context, s *Submission) error {
 	if _, err := kernel.Snapshot(m); err != nil {
 		return fmt.Errorf("the manifest cannot be stored: %w", err)
 	}
-	for point := range m.Contributes {
+	for _, point := range m.DeclaredPoints() {
 		if findPoint(s.Catalog, point) == nil {
-			return fmt.Errorf("contributes: point %q is not defined", point)
+			return fmt.Errorf("points: point %q is not defined", point)
 		}
 	}
 	return nil
@@ -69,7 +69,7 @@ func checkTrust(_ context.Context, s *Submission) error {
 			return fmt.Errorf("key %q is already provided by %s", key, k.Provider)
 		}
 	}
-	for point := range m.Contributes {
+	for _, point := range m.DeclaredPoints() {
 		if p := findPoint(s.Catalog, point); p != nil && p.Meta.MinContributorTrust > kernel.TrustAgent {
 			return fmt.Errorf("point %q is system-only", point)
 		}
@@ -96,7 +96,9 @@ func findPoint(c kernel.Catalog, name string) *kernel.PointView {
 }
 
 // sensitive returns why the submission needs a human: its sensitive
-// scopes, and the sensitive points it contributes to, declared or at load.
+// scopes, and the sensitive points it declares. Only the declaration
+// counts; the kernel refuses any contribution beyond it, live and on
+// restore, whatever the code did on trial.
 func (j *Judge) sensitive(s *Submission) []string {
 	var reasons []string
 	for _, scope := range s.Manifest.Scopes {
@@ -104,12 +106,7 @@ func (j *Judge) sensitive(s *Submission) []string {
 			reasons = append(reasons, "scope "+scope)
 		}
 	}
-	points := slices.Clone(s.Load.Contributed)
-	for point := range s.Manifest.Contributes {
-		points = append(points, point)
-	}
-	slices.Sort(points)
-	for _, point := range slices.Compact(points) {
+	for _, point := range s.Manifest.DeclaredPoints() {
 		if slices.Contains(j.opts.Policy.SensitivePoints, point) {
 			reasons = append(reasons, "point "+point)
 		}

@@ -57,6 +57,36 @@ type epoch struct {
 	mu      sync.Mutex          // serializes submissions and decisions; guards the maps
 	pending map[string]Approval // by approval id
 	mounted map[string]string   // plugin id -> submission key of what the judge mounted
+
+	// listed is pending as Pending returns it, republished on every
+	// change, so reads never wait for a submission in flight.
+	listed atomic.Pointer[[]Approval]
+}
+
+// setPending adds (a != nil) or removes approval id and republishes the
+// list; the caller holds s.mu.
+func (s *epoch) setPending(id string, a *Approval) {
+	if a != nil {
+		s.pending[id] = *a
+	} else {
+		delete(s.pending, id)
+	}
+	s.publish()
+}
+
+// publish rebuilds the list Pending returns; the caller holds s.mu.
+func (s *epoch) publish() {
+	out := make([]Approval, 0, len(s.pending))
+	for _, a := range s.pending {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b Approval) int {
+		if c := a.Requested.Compare(b.Requested); c != 0 {
+			return c
+		}
+		return cmpString(a.ID, b.ID)
+	})
+	s.listed.Store(&out)
 }
 
 var _ Service = (*Judge)(nil)
@@ -118,6 +148,7 @@ func (j *Judge) activate(ctx context.Context, c *kernel.Context) error {
 		return err
 	}
 	s := &epoch{api: api, pending: pending, mounted: mounted}
+	s.publish()
 	j.active.Store(s)
 	return c.OnUndo("judge epoch", func() error {
 		j.active.CompareAndSwap(s, nil)
@@ -154,24 +185,17 @@ func (j *Judge) begin() (*epoch, error) {
 	return nil, &kernel.Error{Code: kernel.CodeLifecycle, Op: "judge", Fiber: ID, Message: "the judge is not active"}
 }
 
-// Pending implements Service.
+// Pending implements Service. It never waits for a submission or decision
+// in flight: it answers the list as of the last change.
 func (j *Judge) Pending() []Approval {
-	s, err := j.begin()
-	if err != nil {
+	s := j.active.Load()
+	if s == nil {
 		return []Approval{}
 	}
-	defer s.mu.Unlock()
-	out := make([]Approval, 0, len(s.pending))
-	for _, a := range s.pending {
-		out = append(out, a)
+	if list := s.listed.Load(); list != nil {
+		return slices.Clone(*list)
 	}
-	slices.SortFunc(out, func(a, b Approval) int {
-		if c := a.Requested.Compare(b.Requested); c != 0 {
-			return c
-		}
-		return cmpString(a.ID, b.ID)
-	})
-	return out
+	return []Approval{}
 }
 
 func cmpString(a, b string) int {

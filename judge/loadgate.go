@@ -12,12 +12,14 @@ import (
 	"github.com/sms-baseline/sms/kernel"
 )
 
-// checkLoad activates the plugin in a throwaway unit whose bridge records
-// what activate asks for and never touches the live kernel: reads and
-// invocations answer null, provides and contributions go nowhere. A key
-// provided but not declared, an unknown or system-only point, an item the
-// point refuses, or an activation that fails all refuse the plugin, even
-// when agent code caught the error.
+// checkLoad activates the plugin in a throwaway unit whose bridge never
+// touches the live kernel: reads and invocations answer null, provides and
+// contributions go nowhere. It checks that the code loads and terminates,
+// and gives early feedback: a key provided but not declared, a point not
+// declared, unknown or system-only, an item the point refuses, or an
+// activation that fails refuse the plugin, even when agent code caught the
+// error. Nothing here is a safety decision: code can behave differently on
+// trial, and the kernel enforces the same rules on every live call.
 func (j *Judge) checkLoad(ctx context.Context, s *Submission) error {
 	if j.opts.Executor == nil {
 		return errors.New("no executor is configured for the load gate")
@@ -35,20 +37,16 @@ func (j *Judge) checkLoad(ctx context.Context, s *Submission) error {
 		}
 		return fmt.Errorf("activate failed: %w", err)
 	}
-	if first := rec.firstProblem(); first != nil {
-		return first
-	}
-	s.Load = rec.record()
-	return nil
+	return rec.firstProblem()
 }
 
-// recorder is the load gate's kernel.HostBridge.
+// recorder is the load gate's kernel.HostBridge: it checks each call as
+// the kernel would and remembers the problems.
 type recorder struct {
 	m       kernel.Manifest
 	catalog kernel.Catalog
 
 	mu       sync.Mutex
-	log      LoadRecord
 	problems []error
 	items    int
 }
@@ -70,12 +68,6 @@ func (r *recorder) firstProblem() error {
 	return r.problems[0]
 }
 
-func (r *recorder) record() LoadRecord {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return LoadRecord{Read: slices.Clone(r.log.Read), Provided: slices.Clone(r.log.Provided), Contributed: slices.Clone(r.log.Contributed)}
-}
-
 func (r *recorder) read(key string) error {
 	if !slices.Contains(r.m.Inject, key) && !slices.Contains(r.m.Optional, key) {
 		return r.problem("activate reads key %q, which is not declared in inject or optional", key)
@@ -83,9 +75,6 @@ func (r *recorder) read(key string) error {
 	if k := findKey(r.catalog, key); k != nil && k.Meta.MinConsumerTrust > kernel.TrustAgent {
 		return r.problem("activate reads key %q, which is system-only", key)
 	}
-	r.mu.Lock()
-	r.log.Read = appendOnce(r.log.Read, key)
-	r.mu.Unlock()
 	return nil
 }
 
@@ -116,14 +105,14 @@ func (r *recorder) Provide(_ context.Context, key string, value json.RawMessage)
 	if _, err := kernel.Decode(value); err != nil {
 		return r.problem("activate provides key %q: %w", key, err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.log.Provided = appendOnce(r.log.Provided, key)
 	return nil
 }
 
 // Contribute implements kernel.HostBridge.
 func (r *recorder) Contribute(_ context.Context, point string, item json.RawMessage) (string, error) {
+	if !slices.Contains(r.m.DeclaredPoints(), point) {
+		return "", r.problem("activate contributes to point %q, which is not declared in points", point)
+	}
 	p := findPoint(r.catalog, point)
 	if p == nil {
 		return "", r.problem("activate contributes to point %q, which is not defined", point)
@@ -142,20 +131,12 @@ func (r *recorder) Contribute(_ context.Context, point string, item json.RawMess
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.log.Contributed = appendOnce(r.log.Contributed, point)
 	r.items++
 	return "load-gate#" + strconv.Itoa(r.items), nil
 }
 
 // Log implements kernel.HostBridge: the load gate's logs go nowhere.
 func (r *recorder) Log(context.Context, string, string) {}
-
-func appendOnce(list []string, s string) []string {
-	if slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
-}
 
 // withNullFuncs replaces {"$fn": id} references with functions that fail,
 // so a point's validator sees the shape it will see at mount.

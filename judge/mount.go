@@ -2,15 +2,26 @@ package judge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/sms-baseline/sms/kernel"
 )
 
-// mount mints an authorization, proposes the plugin and checks the
-// invariants. A plugin that fails to activate or breaks an invariant is
-// rolled back.
+// The judge's fault points (see kernel.Options.Fault), in the order a
+// submission passes them.
+const (
+	FaultSubmitted   = "judge/submitted"         // judge/submitted is in the log
+	FaultGatesPassed = "judge/gates-passed"      // every gate passed; nothing is mounted yet
+	FaultInvariants  = "judge/invariants-passed" // the staged mount passed its invariants
+	FaultMounted     = "judge/mounted"           // judge/mounted is in the log
+)
+
+// FaultPoints lists the judge's fault points.
+var FaultPoints = []string{FaultSubmitted, FaultGatesPassed, FaultInvariants, FaultMounted}
+
+// mount mints an authorization, proposes the plugin (a staged mount),
+// checks the invariants and commits it. A plugin that fails to activate or
+// breaks an invariant is rolled back: the staged mount is aborted.
 func (j *Judge) mount(ctx context.Context, s *epoch, sub *Submission, approval string) (Verdict, error) {
 	m := sub.Manifest
 	if err := s.supersede(ctx, m.ID, sub.CodeHash); err != nil {
@@ -23,7 +34,7 @@ func (j *Judge) mount(ctx context.Context, s *epoch, sub *Submission, approval s
 	}
 	err = s.api.Propose(ctx, kernel.Proposal{Manifest: m, Code: []byte(sub.Code), Auth: auth})
 	if err != nil {
-		if !installed(s.api.Kernel, m, sub.CodeHash) {
+		if !staged(s.api.Kernel, m.ID, sub.CodeHash) {
 			// Refused before anything changed (a reserved id, say).
 			return j.reject(ctx, s, sub, refusal{GateMount, err.Error()})
 		}
@@ -32,10 +43,15 @@ func (j *Judge) mount(ctx context.Context, s *epoch, sub *Submission, approval s
 	if r := j.checkInvariants(ctx, s.api.Kernel, before); r.gate != "" {
 		return j.rollback(ctx, s, sub, r)
 	}
+	s.api.Fault(FaultInvariants)
+	if err := s.api.Commit(ctx, m.ID, sub.CodeHash); err != nil {
+		return j.rollback(ctx, s, sub, refusal{GateMount, "commit failed: " + err.Error()})
+	}
 	key := submissionKey(m, sub.CodeHash)
 	if err := s.record(ctx, EventMounted, m.ID, mountedEvent{Version: m.Version, CodeHash: sub.CodeHash, Key: key, ApprovalID: approval}); err != nil {
 		return Verdict{}, err
 	}
+	s.api.Fault(FaultMounted)
 	s.mounted[m.ID] = key
 	v := Verdict{Status: StatusMounted, PluginID: m.ID, Version: m.Version, CodeHash: sub.CodeHash, Gate: GateMount, ApprovalID: approval}
 	if view, ok := s.api.Fiber(m.ID); ok && view.State != kernel.StateActive {
@@ -45,10 +61,10 @@ func (j *Judge) mount(ctx context.Context, s *epoch, sub *Submission, approval s
 	return v, nil
 }
 
-// installed reports whether the kernel now holds this version of the plugin.
-func installed(k *kernel.Kernel, m kernel.Manifest, codeHash string) bool {
-	v, ok := k.Fiber(m.ID)
-	return ok && v.CodeHash == codeHash && v.Version == m.Version
+// staged reports whether the kernel holds a staged mount of this code.
+func staged(k *kernel.Kernel, id, codeHash string) bool {
+	v, ok := k.Fiber(id)
+	return ok && v.Staged && v.CodeHash == codeHash
 }
 
 func activeSystemFibers(k *kernel.Kernel) []string {
@@ -83,15 +99,17 @@ func (j *Judge) checkInvariants(ctx context.Context, k *kernel.Kernel, before []
 	return refusal{}
 }
 
-// rollback undoes a mount: an update gets its previous version back from
-// the event log and the blob store, a new plugin is uninstalled. The kernel
-// is tainted either way.
+// rollback undoes a staged mount: the kernel aborts it, which puts back
+// the version the log has committed (an update's previous version, enabled
+// or disabled as it was) or removes a new plugin. The kernel is tainted
+// either way. The abort runs even when ctx was cancelled mid-mount.
 func (j *Judge) rollback(ctx context.Context, s *epoch, sub *Submission, r refusal) (Verdict, error) {
 	m := sub.Manifest
 	s.api.Taint(kernel.TaintRollback)
 	v := Verdict{Status: StatusRejected, PluginID: m.ID, Version: m.Version, CodeHash: sub.CodeHash, Gate: r.gate,
 		Reason: r.reason, RolledBack: true}
-	restored, err := j.restorePrevious(ctx, s.api, m.ID)
+	ctx = context.WithoutCancel(ctx)
+	restored, err := s.api.Abort(ctx, m.ID, sub.CodeHash, r.gate+": "+r.reason)
 	if err != nil {
 		v.Reason += "; the rollback failed: " + err.Error()
 		j.opts.Logger.Error("Rollback failed", "plugin", m.ID, "error", err)
@@ -101,44 +119,4 @@ func (j *Judge) rollback(ctx context.Context, s *epoch, sub *Submission, r refus
 	j.opts.Logger.Warn("Plugin rolled back", "plugin", m.ID, "gate", r.gate, "reason", r.reason, "restored", restored)
 	return v, s.record(ctx, EventRolledBack, m.ID, verdictEvent{Version: m.Version, CodeHash: sub.CodeHash, Gate: r.gate,
 		Reason: v.Reason, Restored: restored})
-}
-
-// restorePrevious puts back what the log says was installed before the
-// latest plugin/installed of id, or uninstalls id if nothing was. It returns
-// the restored version, or "".
-func (j *Judge) restorePrevious(ctx context.Context, api *kernel.API, id string) (string, error) {
-	events, err := readAll(ctx, api.Kernel)
-	if err != nil {
-		return "", err
-	}
-	last := -1
-	for i := len(events) - 1; i >= 0 && last < 0; i-- {
-		if events[i].Type == kernel.EventPluginInstalled && events[i].Plugin == id {
-			last = i
-		}
-	}
-	if last < 0 {
-		return "", errors.New("the log has no installation to undo")
-	}
-	target, err := kernel.FoldTarget(events[:last])
-	if err != nil {
-		return "", err
-	}
-	prev, ok := target[id]
-	if !ok || !prev.Installed || prev.Trust != kernel.TrustAgent {
-		return "", api.Uninstall(ctx, id, false)
-	}
-	code, err := api.Code(ctx, prev.CodeHash)
-	if err != nil {
-		return "", err
-	}
-	auth, err := api.Authorize(prev.Manifest, prev.CodeHash)
-	if err != nil {
-		return "", err
-	}
-	err = api.Propose(ctx, kernel.Proposal{Manifest: prev.Manifest, Code: code, Auth: auth})
-	if err == nil && !prev.Enabled {
-		err = api.Disable(ctx, id)
-	}
-	return prev.Manifest.Version, err
 }

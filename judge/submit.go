@@ -31,9 +31,11 @@ func (j *Judge) Submit(ctx context.Context, m kernel.Manifest, code, requestedBy
 	if err := s.record(ctx, EventSubmitted, m.ID, submittedEvent{Version: m.Version, CodeHash: sub.CodeHash, RequestedBy: requestedBy}); err != nil {
 		return Verdict{}, err
 	}
+	s.api.Fault(FaultSubmitted)
 	if v, ok, err := j.runGates(ctx, s, sub); !ok || err != nil {
 		return v, err
 	}
+	s.api.Fault(FaultGatesPassed)
 	reasons := j.sensitive(sub)
 	if len(reasons) > 0 && !j.opts.Policy.AutoApprove {
 		return j.park(ctx, s, sub, reasons)
@@ -87,7 +89,7 @@ func (j *Judge) park(ctx context.Context, s *epoch, sub *Submission, reasons []s
 	if err := s.record(ctx, EventPending, m.ID, a); err != nil {
 		return Verdict{}, err
 	}
-	s.pending[a.ID] = a
+	s.setPending(a.ID, &a)
 	j.opts.Logger.Info("Plugin waits for approval", "plugin", m.ID, "approval", a.ID, "reasons", reasons)
 	return Verdict{Status: StatusPending, PluginID: m.ID, Version: m.Version, CodeHash: sub.CodeHash, Gate: GatePolicy,
 		Reason: "needs approval: " + joinReasons(reasons), ApprovalID: a.ID}, nil
@@ -96,7 +98,7 @@ func (j *Judge) park(ctx context.Context, s *epoch, sub *Submission, reasons []s
 // Approve implements Service. The gates run again before the mount: the
 // kernel may have changed since the submission.
 func (j *Judge) Approve(ctx context.Context, approvalID, decidedBy, codeHash string) (Verdict, error) {
-	s, a, err := j.decision(approvalID, codeHash)
+	s, a, err := j.decision(approvalID, decidedBy, codeHash)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -104,7 +106,7 @@ func (j *Judge) Approve(ctx context.Context, approvalID, decidedBy, codeHash str
 	if err := s.record(ctx, EventApproved, a.PluginID, decisionEvent{ApprovalID: a.ID, CodeHash: a.CodeHash, DecidedBy: decidedBy}); err != nil {
 		return Verdict{}, err
 	}
-	delete(s.pending, a.ID)
+	s.setPending(a.ID, nil)
 	sub := &Submission{Manifest: a.Manifest, Code: a.Code, CodeHash: a.CodeHash, RequestedBy: a.RequestedBy, kernel: s.api.Kernel}
 	if v, ok, err := j.runGates(ctx, s, sub); !ok || err != nil {
 		return v, err
@@ -114,7 +116,7 @@ func (j *Judge) Approve(ctx context.Context, approvalID, decidedBy, codeHash str
 
 // Reject implements Service.
 func (j *Judge) Reject(ctx context.Context, approvalID, decidedBy, codeHash string) (Verdict, error) {
-	s, a, err := j.decision(approvalID, codeHash)
+	s, a, err := j.decision(approvalID, decidedBy, codeHash)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -122,14 +124,17 @@ func (j *Judge) Reject(ctx context.Context, approvalID, decidedBy, codeHash stri
 	if err := s.record(ctx, EventDenied, a.PluginID, decisionEvent{ApprovalID: a.ID, CodeHash: a.CodeHash, DecidedBy: decidedBy}); err != nil {
 		return Verdict{}, err
 	}
-	delete(s.pending, a.ID)
+	s.setPending(a.ID, nil)
 	return Verdict{Status: StatusRejected, PluginID: a.PluginID, Version: a.Version, CodeHash: a.CodeHash, Gate: GateApproval,
 		Reason: "denied by " + decidedBy, ApprovalID: a.ID}, nil
 }
 
 // decision returns the locked epoch and the pending approval, checking
-// the code hash the decider saw.
-func (j *Judge) decision(id, codeHash string) (*epoch, Approval, error) {
+// the decider's name and the code hash the decider saw.
+func (j *Judge) decision(id, decidedBy, codeHash string) (*epoch, Approval, error) {
+	if err := ValidateDecider(decidedBy); err != nil {
+		return nil, Approval{}, err
+	}
 	s, err := j.begin()
 	if err != nil {
 		return nil, Approval{}, err
@@ -139,7 +144,11 @@ func (j *Judge) decision(id, codeHash string) (*epoch, Approval, error) {
 	case !ok:
 		s.mu.Unlock()
 		return nil, Approval{}, &kernel.Error{Code: kernel.CodeNotFound, Op: "decide", Fiber: ID, Message: fmt.Sprintf("no pending approval %q", id)}
-	case codeHash != "" && codeHash != a.CodeHash:
+	case codeHash == "":
+		s.mu.Unlock()
+		return nil, Approval{}, &kernel.Error{Code: kernel.CodeValidation, Op: "decide", Fiber: a.PluginID,
+			Message: fmt.Sprintf("a decision on approval %s must name the code hash it was made on (%s)", id, a.CodeHash)}
+	case codeHash != a.CodeHash:
 		s.mu.Unlock()
 		return nil, Approval{}, &kernel.Error{Code: kernel.CodeConflict, Op: "decide", Fiber: a.PluginID,
 			Message: fmt.Sprintf("approval %s is for code %s, not %s", id, a.CodeHash, codeHash)}
@@ -154,7 +163,7 @@ func (s *epoch) supersede(ctx context.Context, plugin, codeHash string) error {
 			if err := s.record(ctx, EventSuperseded, plugin, decisionEvent{ApprovalID: id, CodeHash: a.CodeHash, DecidedBy: "a newer submission"}); err != nil {
 				return err
 			}
-			delete(s.pending, id)
+			s.setPending(id, nil)
 		}
 	}
 	return nil

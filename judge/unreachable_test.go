@@ -35,8 +35,9 @@ func TestJudgeKeyIsSystemOnly(t *testing.T) {
 	}
 }
 
-// The gate and invariant points are system-only: refused declared or at
-// load, and by the kernel around the judge.
+// The gate and invariant points are system-only: refused declared (as
+// items or in points), undeclared at load, and by the kernel around the
+// judge.
 // Seen failing with GatePoint and InvariantPoint defined with agent trust.
 func TestGateAndInvariantPointsAreSystemOnly(t *testing.T) {
 	w := newWorld(t, inProcess(), judge.Options{})
@@ -45,8 +46,11 @@ func TestGateAndInvariantPointsAreSystemOnly(t *testing.T) {
 		declared.Contributes = map[string][]any{point: {map[string]any{"name": "mine"}}}
 		wantVerdict(t, w.submit(t, declared, toolCode("x")), expect{judge.StatusRejected, judge.GateTrust, "system-only"})
 		code := `export default async function activate(cap) { await cap.contribute('` + point + `', { name: 'mine' }); }`
-		wantVerdict(t, w.submit(t, manifest("agent.load-"+point), code), expect{judge.StatusRejected, judge.GateLoad, "system-only"})
-		err := propose(w.k, manifest("agent.around-"+point), code)
+		wantVerdict(t, w.submit(t, manifest("agent.load-"+point), code), expect{judge.StatusRejected, judge.GateLoad, "not declared"})
+		listed := manifest("agent.listed-" + point)
+		listed.Points = []string{point}
+		wantVerdict(t, w.submit(t, listed, code), expect{judge.StatusRejected, judge.GateTrust, "system-only"})
+		err := propose(w.k, listed, code)
 		if err == nil || !strings.Contains(err.Error(), "needs system trust") {
 			t.Fatalf("contributing to %s around the judge: error %v, want a trust refusal", point, err)
 		}

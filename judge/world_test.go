@@ -103,7 +103,10 @@ func wantVerdict(t testing.TB, v judge.Verdict, want expect) {
 	}
 }
 
-func manifest(id string) kernel.Manifest { return kernel.Manifest{ID: id, Version: "1"} }
+// manifest declares the tool point, which toolCode contributes to.
+func manifest(id string) kernel.Manifest {
+	return kernel.Manifest{ID: id, Version: "1", Points: []string{"tool"}}
+}
 
 // toolCode contributes a tool that answers answer.
 func toolCode(answer string) string {

@@ -8,14 +8,16 @@ import (
 )
 
 // MountAuthorization permits one agent plugin mount: the plugin with exactly
-// this id, version and code hash. Only the kernel mints them (Authorize, a
-// system-only operation), each nonce is honoured once, and a value built by
-// hand is refused because the kernel never issued its nonce.
+// this id, version, code hash and declaration (Manifest.Declaration: the
+// keys, scopes and points it may use). Only the kernel mints them
+// (Authorize, a system-only operation), each nonce is honoured once, and a
+// value built by hand is refused because the kernel never issued its nonce.
 type MountAuthorization struct {
-	PluginID string `json:"pluginId"`
-	Version  string `json:"version"`
-	CodeHash string `json:"codeHash"`
-	Nonce    string `json:"nonce"`
+	PluginID    string `json:"pluginId"`
+	Version     string `json:"version"`
+	CodeHash    string `json:"codeHash"`
+	Declaration string `json:"declaration"`
+	Nonce       string `json:"nonce"`
 }
 
 // Authorize mints a single-use authorization for the manifest and code hash.
@@ -33,7 +35,8 @@ func (k *Kernel) Authorize(m Manifest, codeHash string) (MountAuthorization, err
 	if _, err := io.ReadFull(k.rand, raw[:]); err != nil {
 		return MountAuthorization{}, k.wrapErr("authorize", m.ID, "read nonce", err)
 	}
-	a := MountAuthorization{PluginID: m.ID, Version: m.Version, CodeHash: codeHash, Nonce: hex.EncodeToString(raw[:])}
+	a := MountAuthorization{PluginID: m.ID, Version: m.Version, CodeHash: codeHash, Declaration: m.Declaration(),
+		Nonce: hex.EncodeToString(raw[:])}
 	k.reg.Lock()
 	k.issued[a.Nonce] = a
 	k.reg.Unlock()
@@ -65,6 +68,8 @@ func (k *Kernel) redeem(a MountAuthorization, m Manifest, codeHash string) error
 		return deny(fmt.Sprintf("the authorization is for version %q, not %q", a.Version, m.Version))
 	case a.CodeHash != codeHash:
 		return deny(fmt.Sprintf("the code hash %s does not match the authorized %s", codeHash, a.CodeHash))
+	case a.Declaration != m.Declaration():
+		return deny("the manifest declares other keys, scopes or points than were authorized")
 	}
 	return nil
 }

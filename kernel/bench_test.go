@@ -48,7 +48,7 @@ func BenchmarkDisposeChain(b *testing.B) {
 			}
 			b.ResetTimer()
 			for range b.N {
-				if err := k.Disable(ctx, "p0"); err != nil {
+				if err := k.ForceDisable(ctx, "p0"); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()

@@ -36,7 +36,7 @@ func TestAgentFunctionsDieWithFiber(t *testing.T) {
 		_, err := h.Contribute(ctx, "tool", kerneltest.JSON(map[string]any{"name": "echo", "handler": handler}))
 		return err
 	})
-	if err := kerneltest.Agent(ctx, k, kernel.Manifest{ID: "agent.tools", Version: "1"}, "tools"); err != nil {
+	if err := kerneltest.Agent(ctx, k, kernel.Manifest{ID: "agent.tools", Version: "1", Points: []string{"tool"}}, "tools"); err != nil {
 		t.Fatal(err)
 	}
 	item := k.Contributions("tool")[0].Item.(map[string]any)

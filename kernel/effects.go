@@ -118,6 +118,10 @@ func (k *Kernel) contribute(f *fiber, gen uint64, point string, item any) (strin
 	if err := k.requireState(f, gen, "contribute", StateLoading); err != nil {
 		return "", err
 	}
+	if f.trust == TrustAgent && !f.manifest.declaresPoint(point) {
+		return "", k.errf(CodeUndeclaredPoint, "contribute", f.id,
+			fmt.Sprintf("point %q is not declared in the manifest's points", point))
+	}
 	k.reg.RLock()
 	p := k.points[point]
 	k.reg.RUnlock()

@@ -19,6 +19,9 @@ const (
 	CodeTrust Code = "TRUST"
 	// CodeUndeclaredKey: a fiber used a key its manifest does not declare.
 	CodeUndeclaredKey Code = "UNDECLARED_KEY"
+	// CodeUndeclaredPoint: an agent fiber contributed to a point its
+	// manifest does not declare.
+	CodeUndeclaredPoint Code = "UNDECLARED_POINT"
 	// CodeUnknownPoint: a contribution names a point nobody defined.
 	CodeUnknownPoint Code = "UNKNOWN_POINT"
 	// CodeValidation: a manifest, item or argument is malformed.

@@ -11,8 +11,15 @@ import (
 
 // Event types. The plugin/* events are the source of truth that Restore
 // folds; fiber/* (and the judge's and chat's) events are audit only.
+//
+// An agent plugin's install is staged: plugin/installed records it, and it
+// counts as installed only once plugin/mounted, written after its mount and
+// the judge's invariants passed, commits it. plugin/aborted discards a staged
+// install (a failed mount, or one a crash interrupted).
 const (
 	EventPluginInstalled   = "plugin/installed"
+	EventPluginMounted     = "plugin/mounted"
+	EventPluginAborted     = "plugin/aborted"
 	EventPluginEnabled     = "plugin/enabled"
 	EventPluginDisabled    = "plugin/disabled"
 	EventPluginUninstalled = "plugin/uninstalled"
@@ -49,11 +56,27 @@ type BlobStore interface {
 	Get(ctx context.Context, hash string) ([]byte, error)
 }
 
-// installedData is the payload of plugin/installed.
+// installedData is the payload of plugin/installed. Staged installs (every
+// agent install since mounts became atomic) count only once committed;
+// installs without the flag, written before, count at once.
 type installedData struct {
 	Manifest Manifest `json:"manifest"`
 	CodeHash string   `json:"codeHash,omitempty"`
 	Trust    Trust    `json:"trust"`
+	Staged   bool     `json:"staged,omitempty"`
+}
+
+// mountedData is the payload of plugin/mounted: what is committed, which
+// must be exactly what the staged install recorded.
+type mountedData struct {
+	CodeHash    string `json:"codeHash"`
+	Declaration string `json:"declaration"`
+}
+
+// abortedData is the payload of plugin/aborted.
+type abortedData struct {
+	CodeHash string `json:"codeHash"`
+	Reason   string `json:"reason"`
 }
 
 // appendEvent appends a source-of-truth event; failure aborts the operation.
@@ -89,37 +112,78 @@ type Target struct {
 	Seq       int64    `json:"seq"`       // the event that first installed it
 }
 
+// Folded is the event log folded: the committed targets by plugin id, and
+// the staged installs no plugin/mounted or plugin/aborted has closed yet.
+type Folded struct {
+	Targets map[string]Target
+	Staged  map[string]Target
+}
+
 // FoldTarget folds plugin/* events into the target map, keyed by plugin id.
-// Other event types are ignored. An unreadable plugin/installed payload is an
-// error naming its sequence number.
+// Other event types are ignored, and so are staged installs never
+// committed. An unreadable payload is an error naming its sequence number.
 func FoldTarget(events []Event) (map[string]Target, error) {
-	out := map[string]Target{}
+	f, err := Fold(events)
+	return f.Targets, err
+}
+
+// Fold folds plugin/* events into committed targets and open staged installs.
+func Fold(events []Event) (Folded, error) {
+	f := Folded{Targets: map[string]Target{}, Staged: map[string]Target{}}
 	for _, e := range events {
-		switch e.Type {
-		case EventPluginInstalled:
-			var d installedData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				return nil, fmt.Errorf("fold event %d (%s): %w", e.Seq, e.Type, err)
-			}
-			t, seen := out[e.Plugin]
-			seq := e.Seq
-			if seen && t.Installed {
-				seq = t.Seq
-			}
-			out[e.Plugin] = Target{Manifest: d.Manifest, CodeHash: d.CodeHash, Trust: d.Trust,
-				Enabled: true, Installed: true, Seq: seq}
-		case EventPluginEnabled, EventPluginDisabled:
-			t := out[e.Plugin]
-			if t.Seq == 0 {
-				t.Seq = e.Seq
-			}
-			t.Enabled = e.Type == EventPluginEnabled
-			out[e.Plugin] = t
-		case EventPluginUninstalled:
-			delete(out, e.Plugin)
+		if err := f.apply(e); err != nil {
+			return Folded{}, fmt.Errorf("fold event %d (%s): %w", e.Seq, e.Type, err)
 		}
 	}
-	return out, nil
+	return f, nil
+}
+
+func (f *Folded) apply(e Event) error {
+	switch e.Type {
+	case EventPluginInstalled:
+		var d installedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		seq := e.Seq
+		if t := f.Targets[e.Plugin]; t.Installed {
+			seq = t.Seq
+		}
+		t := Target{Manifest: d.Manifest, CodeHash: d.CodeHash, Trust: d.Trust, Enabled: true, Installed: true, Seq: seq}
+		if d.Staged {
+			f.Staged[e.Plugin] = t
+		} else {
+			f.Targets[e.Plugin] = t
+			delete(f.Staged, e.Plugin)
+		}
+	case EventPluginMounted:
+		var d mountedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		if t, ok := f.Staged[e.Plugin]; ok && t.CodeHash == d.CodeHash && t.Manifest.Declaration() == d.Declaration {
+			f.Targets[e.Plugin] = t
+			delete(f.Staged, e.Plugin)
+		}
+	case EventPluginAborted:
+		delete(f.Staged, e.Plugin)
+	case EventPluginEnabled, EventPluginDisabled:
+		enabled := e.Type == EventPluginEnabled
+		t := f.Targets[e.Plugin]
+		if t.Seq == 0 {
+			t.Seq = e.Seq
+		}
+		t.Enabled = enabled
+		f.Targets[e.Plugin] = t
+		if st, ok := f.Staged[e.Plugin]; ok {
+			st.Enabled = enabled
+			f.Staged[e.Plugin] = st
+		}
+	case EventPluginUninstalled:
+		delete(f.Targets, e.Plugin)
+		delete(f.Staged, e.Plugin)
+	}
+	return nil
 }
 
 // MemoryLog is an in-memory EventLog.

@@ -40,7 +40,7 @@ func Example() {
 	for _, c := range k.Contributions("greeting") {
 		fmt.Println(c.Fiber, c.Item)
 	}
-	_ = k.Disable(ctx, "demo.greeter")
+	_ = k.ForceDisable(ctx, "demo.greeter")
 	v, _ := k.Fiber("demo.hello")
 	fmt.Println(v.State, len(k.Contributions("greeting")))
 	// Output:

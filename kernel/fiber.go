@@ -26,6 +26,7 @@ type fiber struct {
 	activate ActivateFunc // system plugins
 	code     []byte       // agent plugins
 	codeHash string
+	staged   bool // installed by Propose and not yet committed (Commit) or aborted
 
 	effects  []effect
 	provides []string // keys currently provided, in order
@@ -49,6 +50,8 @@ type FiberView struct {
 	State       State        `json:"state"`
 	Error       string       `json:"error,omitempty"`
 	CodeHash    string       `json:"codeHash,omitempty"`
+	Staged      bool         `json:"staged,omitempty"` // mounted, not yet committed to the log
+	Points      []string     `json:"points,omitempty"` // the points it declares
 	Inject      []Dependency `json:"inject"`
 	Optional    []Dependency `json:"optional"`
 	Provides    []string     `json:"provides"`
@@ -60,7 +63,8 @@ type FiberView struct {
 func (k *Kernel) view(f *fiber) FiberView {
 	v := FiberView{
 		ID: f.id, Version: f.manifest.Version, Description: f.manifest.Description,
-		Trust: f.trust, Enabled: f.enabled, State: f.state, CodeHash: f.codeHash,
+		Trust: f.trust, Enabled: f.enabled, State: f.state, CodeHash: f.codeHash, Staged: f.staged,
+		Points: f.manifest.DeclaredPoints(),
 		Inject: k.deps(f.manifest.Inject), Optional: k.deps(f.manifest.Optional),
 		Provides: append([]string{}, f.provides...), Scopes: append([]string(nil), f.manifest.Scopes...),
 		Effects: len(f.effects),

@@ -31,7 +31,7 @@ func TestFiberLifecycle(t *testing.T) {
 	wantState(t, k, "p", kernel.StateInactive)
 	mustSettle(t, k)
 	wantState(t, k, "p", kernel.StateActive)
-	if err := k.Disable(ctx, "p"); err != nil {
+	if err := k.ForceDisable(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
 	wantState(t, k, "p", kernel.StateInactive)
@@ -145,7 +145,7 @@ func TestDeclarationsAndActivationWindow(t *testing.T) {
 	wantCode(t, saved.Provide("mine", 1), kernel.CodeLifecycle)
 	_, err := saved.Contribute("anything", 1)
 	wantCode(t, err, kernel.CodeLifecycle)
-	if err := k.Disable(context.Background(), "p"); err != nil {
+	if err := k.ForceDisable(context.Background(), "p"); err != nil {
 		t.Fatal(err)
 	}
 	_, err = saved.Get("db")

@@ -26,19 +26,24 @@ type Options struct {
 	Now func() time.Time
 	// Rand is the source of authorization nonces; the default is crypto/rand.
 	Rand io.Reader
+	// Fault, when set, is called at each fault point (FaultPoints, and those
+	// system plugins name) with its name. Tests use it to stop the process
+	// at a chosen step; production leaves it nil.
+	Fault func(point string)
 }
 
 // Kernel is a plugin kernel. Its methods are safe for concurrent use: reads
 // (views, GetValue, Has, Contributions) run concurrently; operations that
 // change fibers are serialized.
 type Kernel struct {
-	name   string
-	log    EventLog
-	blobs  BlobStore
-	exec   Executor
-	logger *slog.Logger
-	now    func() time.Time
-	rand   io.Reader
+	name    string
+	log     EventLog
+	blobs   BlobStore
+	exec    Executor
+	logger  *slog.Logger
+	now     func() time.Time
+	rand    io.Reader
+	faultFn func(string)
 
 	mu sync.Mutex // serializes operations that change fibers (they run plugin code)
 
@@ -59,7 +64,7 @@ type Kernel struct {
 func New(opts Options) *Kernel {
 	k := &Kernel{
 		name: opts.Name, log: opts.Log, blobs: opts.Blobs, exec: opts.Executor,
-		logger: opts.Logger, now: opts.Now, rand: opts.Rand,
+		logger: opts.Logger, now: opts.Now, rand: opts.Rand, faultFn: opts.Fault,
 		keys: map[string]*keyEntry{}, points: map[string]*pointEntry{}, fibers: map[string]*fiber{},
 		consumers: map[string][]*fiber{}, systemIDs: map[string]bool{},
 		issued: map[string]MountAuthorization{}, used: map[string]bool{},

@@ -47,16 +47,25 @@ func (k *Kernel) removeLocked(f *fiber) {
 // Enable marks a fiber enabled, records plugin/enabled and settles. Enabling
 // a failed fiber gives it another try.
 func (k *Kernel) Enable(ctx context.Context, id string) error {
-	return k.setEnabled(ctx, id, true)
+	return k.setEnabled(ctx, id, true, false)
 }
 
-// Disable marks a fiber disabled, records plugin/disabled and settles, which
-// undoes the fiber and, first, every fiber that depends on it.
+// Disable marks an agent fiber disabled, records plugin/disabled and
+// settles, which undoes the fiber and, first, every fiber that depends on
+// it. System fibers stay enabled: disabling one is CodeForbidden.
 func (k *Kernel) Disable(ctx context.Context, id string) error {
-	return k.setEnabled(ctx, id, false)
+	return k.setEnabled(ctx, id, false, false)
 }
 
-func (k *Kernel) setEnabled(ctx context.Context, id string, enabled bool) error {
+// ForceDisable disables any fiber, system fibers included, for code that
+// owns the composition (and tests). It is never reachable from the admin
+// API or agent code. A system fiber comes back enabled at the next
+// Restore, which taints the kernel (TaintSystemDisableIgnored).
+func (k *Kernel) ForceDisable(ctx context.Context, id string) error {
+	return k.setEnabled(ctx, id, false, true)
+}
+
+func (k *Kernel) setEnabled(ctx context.Context, id string, enabled, force bool) error {
 	op := map[bool]string{true: "enable", false: "disable"}[enabled]
 	ctx, err := k.lock(ctx, op)
 	if err != nil {
@@ -68,6 +77,9 @@ func (k *Kernel) setEnabled(ctx context.Context, id string, enabled bool) error 
 	k.reg.RUnlock()
 	if f == nil {
 		return k.errf(CodeNotFound, op, id, "no such plugin")
+	}
+	if !enabled && !force && f.trust == TrustSystem {
+		return k.errf(CodeForbidden, op, id, "system plugins stay enabled; only agent plugins can be disabled")
 	}
 	event := map[bool]string{true: EventPluginEnabled, false: EventPluginDisabled}[enabled]
 	if err := k.appendEvent(ctx, event, id, nil); err != nil {
@@ -136,10 +148,13 @@ type Proposal struct {
 }
 
 // Propose mounts an agent plugin: it checks the authorization (single use,
-// bound to the id, version and code hash), refuses ids that belong to system
-// fibers, stores the code by hash, records plugin/installed and settles. An
-// existing agent fiber with the same id is replaced (its old activation is
-// undone first). It returns the fiber's activation error, if any.
+// bound to the id, version, code hash and declaration), refuses ids that
+// belong to system fibers, stores the code by hash, records a staged
+// plugin/installed and settles. An existing agent fiber with the same id is
+// replaced (its old activation is undone first). It returns the fiber's
+// activation error, if any. The mount is staged: the caller commits it with
+// Commit once it is satisfied, or undoes it with Abort; until then a restart
+// forgets it (see Restore).
 func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
 	if err := p.Manifest.Validate(); err != nil {
 		return k.tag(err)
@@ -161,12 +176,19 @@ func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
 	if _, err := k.blobs.Put(ctx, p.Code); err != nil {
 		return k.wrapErr("propose", id, "store code", err)
 	}
-	data := installedData{Manifest: p.Manifest, CodeHash: hash, Trust: TrustAgent}
+	k.fault(FaultCodeStored)
+	data := installedData{Manifest: p.Manifest, CodeHash: hash, Trust: TrustAgent, Staged: true}
 	if err := k.appendEvent(ctx, EventPluginInstalled, id, data); err != nil {
 		return err
 	}
+	k.fault(FaultInstalled)
 	f := k.mount(ctx, p.Manifest, p.Code, true)
-	return k.settleFor(ctx, f)
+	k.reg.Lock()
+	f.staged = true
+	k.reg.Unlock()
+	err = k.settleFor(ctx, f)
+	k.fault(FaultActivated)
+	return err
 }
 
 func (k *Kernel) isSystemID(id string) bool {

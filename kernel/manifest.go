@@ -10,8 +10,9 @@ import (
 
 // Manifest declares what a plugin is and what it touches. The kernel
 // reconciles on it: a fiber activates only when every key in Inject is
-// provided, may read only keys in Inject or Optional, and may provide only
-// keys in Provide.
+// provided, may read only keys in Inject or Optional, may provide only keys
+// in Provide, and (at agent trust) may contribute only to the points it
+// declares (DeclaredPoints).
 type Manifest struct {
 	ID          string   `json:"id"`
 	Version     string   `json:"version"`
@@ -20,6 +21,9 @@ type Manifest struct {
 	Optional    []string `json:"optional,omitempty"` // soft dependencies, visible in the fiber view
 	Provide     []string `json:"provide,omitempty"`  // keys this plugin may provide
 	Scopes      []string `json:"scopes,omitempty"`   // capabilities the judge's policy weighs, e.g. "net"
+	// Points lists the points the plugin's code may contribute to. A point
+	// with declarative items in Contributes is declared by being there.
+	Points []string `json:"points,omitempty"`
 	// Contributes holds declarative items per point, applied before activate.
 	Contributes map[string][]any `json:"contributes,omitempty"`
 }
@@ -41,7 +45,7 @@ func (m *Manifest) Validate() error {
 	lists := []struct {
 		field string
 		names []string
-	}{{"inject", m.Inject}, {"optional", m.Optional}, {"provide", m.Provide}, {"scopes", m.Scopes}}
+	}{{"inject", m.Inject}, {"optional", m.Optional}, {"provide", m.Provide}, {"scopes", m.Scopes}, {"points", m.Points}}
 	for _, l := range lists {
 		if err := validateNames(m.ID, l.field, l.names); err != nil {
 			return err
@@ -106,6 +110,49 @@ func wordByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_' || b == '-'
 }
 
+// DeclaredPoints returns, sorted and without repeats, every point the
+// manifest declares: those in Points and those Contributes has items for.
+// It is the set the judge's policy reads and the kernel enforces.
+func (m *Manifest) DeclaredPoints() []string {
+	out := slices.Clone(m.Points)
+	for p := range m.Contributes {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// declaresPoint reports whether the manifest declares point.
+func (m *Manifest) declaresPoint(point string) bool {
+	if slices.Contains(m.Points, point) {
+		return true
+	}
+	_, ok := m.Contributes[point]
+	return ok
+}
+
+// Declaration is the digest of everything a manifest declares it may do:
+// its id, version, keys, scopes and points. A mount authorization and the
+// log's mount record bind it together with the code hash, so a manifest that
+// asks for more than was judged is refused, live and on restore.
+func (m *Manifest) Declaration() string {
+	sorted := func(list []string) []string {
+		out := slices.Clone(list)
+		slices.Sort(out)
+		return out
+	}
+	h := sha256.New()
+	for _, part := range [][]string{{m.ID}, {m.Version}, sorted(m.Inject), sorted(m.Optional), sorted(m.Provide),
+		sorted(m.Scopes), m.DeclaredPoints()} {
+		for _, s := range part {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
+		}
+		h.Write([]byte{1})
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
 // declaresRead reports whether the manifest lets the plugin read key.
 func (m *Manifest) declaresRead(key string) bool {
 	return slices.Contains(m.Inject, key) || slices.Contains(m.Optional, key)
@@ -118,6 +165,7 @@ func (m Manifest) clone() Manifest {
 	m.Optional = slices.Clone(m.Optional)
 	m.Provide = slices.Clone(m.Provide)
 	m.Scopes = slices.Clone(m.Scopes)
+	m.Points = slices.Clone(m.Points)
 	if m.Contributes != nil {
 		c := make(map[string][]any, len(m.Contributes))
 		for k, v := range m.Contributes {

@@ -71,13 +71,13 @@ func TestObservePointAddedRemoved(t *testing.T) {
 	if len(live) != 2 {
 		t.Fatalf("observer sees %d contributions, want 2 (%v)", len(live), rec.get())
 	}
-	if err := k.Disable(ctx, "b"); err != nil {
+	if err := k.ForceDisable(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
 	if len(live) != 1 {
 		t.Fatalf("after disabling b the observer sees %d, want 1", len(live))
 	}
-	if err := k.Disable(ctx, "owner"); err != nil {
+	if err := k.ForceDisable(ctx, "owner"); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"+a", "+b", "-b", "-a"}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 )
 
@@ -12,22 +11,30 @@ import (
 const restorePage = 1000
 
 // Restore brings the kernel to the state the event log describes and
-// settles. Agent plugins are re-created from the log, their code fetched from
-// the blob store by hash; system plugins, which the composition root installs
-// before calling Restore, take their enabled flag from the log, and are
-// recorded as installed the first time the log sees them (or a new version).
-// Fibers that fail to activate stay failed and their errors are returned
-// joined; the rest of the kernel is restored regardless.
+// settles. Agent plugins are re-created from the log's committed installs,
+// their code fetched from the blob store by hash; a staged install that was
+// never committed (the process stopped mid-mount) is closed with
+// plugin/aborted and ignored, so a plugin is either fully mounted or absent.
+// System plugins, which the composition root installs before calling
+// Restore, stay enabled whatever the log says (a log that says otherwise
+// taints the kernel with TaintSystemDisableIgnored), and are recorded as
+// installed the first time the log sees them (or a new version). Fibers that
+// fail to activate stay failed and their errors are returned joined; the
+// rest of the kernel is restored regardless.
 func (k *Kernel) Restore(ctx context.Context) error {
 	ctx, err := k.lock(ctx, "restore")
 	if err != nil {
 		return err
 	}
 	defer k.mu.Unlock()
-	target, err := k.readTarget(ctx)
+	folded, err := k.readFold(ctx)
 	if err != nil {
 		return err
 	}
+	if err := k.abortStaged(ctx, folded.Staged); err != nil {
+		return err
+	}
+	target := folded.Targets
 	ids := make([]string, 0, len(target))
 	for id := range target {
 		ids = append(ids, id)
@@ -48,12 +55,34 @@ func (k *Kernel) Restore(ctx context.Context) error {
 	return errors.Join(failed...)
 }
 
-func (k *Kernel) readTarget(ctx context.Context) (map[string]Target, error) {
+// abortedOnRestore is the reason recorded for a staged install a restart found.
+const abortedOnRestore = "the mount never completed: the kernel stopped before it was committed"
+
+// abortStaged closes every staged install with plugin/aborted; the caller
+// holds k.mu.
+func (k *Kernel) abortStaged(ctx context.Context, staged map[string]Target) error {
+	ids := make([]string, 0, len(staged))
+	for id := range staged {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		t := staged[id]
+		k.logger.Warn("Plugin mount discarded on restore", "kernel", k.name, "plugin", id,
+			"version", t.Manifest.Version, "codeHash", t.CodeHash, "reason", abortedOnRestore)
+		if err := k.appendEvent(ctx, EventPluginAborted, id, abortedData{CodeHash: t.CodeHash, Reason: abortedOnRestore}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *Kernel) readFold(ctx context.Context) (Folded, error) {
 	var all []Event
 	for after := int64(0); ; {
 		page, err := k.log.Read(ctx, after, restorePage)
 		if err != nil {
-			return nil, k.wrapErr("restore", "", "read event log", err)
+			return Folded{}, k.wrapErr("restore", "", "read event log", err)
 		}
 		all = append(all, page...)
 		if len(page) < restorePage {
@@ -61,11 +90,11 @@ func (k *Kernel) readTarget(ctx context.Context) (map[string]Target, error) {
 		}
 		after = page[len(page)-1].Seq
 	}
-	target, err := FoldTarget(all)
+	folded, err := Fold(all)
 	if err != nil {
-		return nil, k.wrapErr("restore", "", "fold event log", err)
+		return Folded{}, k.wrapErr("restore", "", "fold event log", err)
 	}
-	return target, nil
+	return folded, nil
 }
 
 // restoreOne applies one plugin's target; the caller holds k.mu.
@@ -75,25 +104,29 @@ func (k *Kernel) restoreOne(ctx context.Context, id string, t Target) error {
 	system := k.systemIDs[id]
 	k.reg.RUnlock()
 	if system {
-		if f != nil {
-			k.reg.Lock()
-			f.enabled = t.Enabled
-			k.reg.Unlock()
+		if f != nil && !t.Enabled {
+			return k.keepSystemOn(ctx, id)
 		}
 		return nil
 	}
 	if !t.Installed || t.Trust != TrustAgent {
 		return nil // a system plugin the composition root no longer installs
 	}
-	code, err := k.blobs.Get(ctx, t.CodeHash)
+	code, err := k.committedCode(ctx, id, t.CodeHash)
 	if err != nil {
-		return k.wrapErr("restore", id, "fetch code "+t.CodeHash, err)
-	}
-	if got := HashCode(code); got != t.CodeHash {
-		return k.errf(CodeValidation, "restore", id, fmt.Sprintf("blob store returned code hashing to %s, want %s", got, t.CodeHash))
+		return err
 	}
 	k.mount(ctx, t.Manifest, code, t.Enabled)
 	return nil
+}
+
+// keepSystemOn handles a log that says system plugin id is disabled: the
+// plugin stays enabled, the kernel is tainted, and plugin/enabled puts the
+// log right. The caller holds k.mu.
+func (k *Kernel) keepSystemOn(ctx context.Context, id string) error {
+	k.Taint(TaintSystemDisableIgnored)
+	k.logger.Warn("The event log says a system plugin is disabled; it stays enabled", "kernel", k.name, "plugin", id)
+	return k.appendEvent(ctx, EventPluginEnabled, id, nil)
 }
 
 // recordSystemInstalls appends plugin/installed for system fibers the log
@@ -114,12 +147,6 @@ func (k *Kernel) recordSystemInstalls(ctx context.Context, target map[string]Tar
 		m.Contributes = nil
 		if err := k.appendEvent(ctx, EventPluginInstalled, f.id, installedData{Manifest: m, Trust: TrustSystem}); err != nil {
 			return err
-		}
-		if t, ok := target[f.id]; ok && !t.Enabled {
-			// A re-install must not silently re-enable what was disabled.
-			if err := k.appendEvent(ctx, EventPluginDisabled, f.id, nil); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -66,7 +66,7 @@ func TestProviderOutlivesConsumers(t *testing.T) {
 			})
 		}})
 	mustSettle(t, k)
-	if err := k.Disable(ctx, "p1"); err != nil {
+	if err := k.ForceDisable(ctx, "p1"); err != nil {
 		t.Fatal(err)
 	}
 	got := rec.get()
@@ -99,7 +99,7 @@ func TestDeepChainDispose(t *testing.T) {
 		mustInstall(t, k, p)
 	}
 	mustSettle(t, k)
-	if err := k.Disable(context.Background(), "p0"); err != nil {
+	if err := k.ForceDisable(context.Background(), "p0"); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range k.Fibers() {
@@ -116,7 +116,7 @@ func TestOptionalDependencyVisible(t *testing.T) {
 	k, _ := newKernel(t)
 	mustInstall(t, k, provider("audit", "audit", "a"),
 		kernel.Plugin{Manifest: kernel.Manifest{ID: "p", Version: "1", Optional: []string{"audit"}}})
-	if err := k.Disable(ctx, "audit"); err != nil {
+	if err := k.ForceDisable(ctx, "audit"); err != nil {
 		t.Fatal(err)
 	}
 	wantState(t, k, "p", kernel.StateActive)

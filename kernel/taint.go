@@ -24,6 +24,9 @@ const (
 	TaintAutoApproval
 	// TaintUndoFailed: an effect's inverse returned an error or panicked.
 	TaintUndoFailed
+	// TaintSystemDisableIgnored: the event log said a system plugin was
+	// disabled; Restore kept it enabled.
+	TaintSystemDisableIgnored
 )
 
 var taintNames = []struct {
@@ -35,6 +38,7 @@ var taintNames = []struct {
 	{TaintRollback, "rollback"},
 	{TaintAutoApproval, "auto_approval"},
 	{TaintUndoFailed, "undo_failed"},
+	{TaintSystemDisableIgnored, "system_disable_ignored"},
 }
 
 // String returns the flag's name.

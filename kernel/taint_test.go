@@ -44,7 +44,7 @@ func TestUndoFailureTaints(t *testing.T) {
 			return c.OnUndo("broken", func() error { panic("undo exploded") })
 		}})
 	mustSettle(t, k)
-	if err := k.Disable(context.Background(), "p"); err != nil {
+	if err := k.ForceDisable(context.Background(), "p"); err != nil {
 		t.Fatal(err)
 	}
 	if !k.Tainted().Has(kernel.TaintUndoFailed) || k.Has("svc") {

@@ -43,7 +43,7 @@ func TestTrustCheckedOnEveryCall(t *testing.T) {
 		{"provide", kernel.Manifest{Provide: []string{"judge"}}, func(ctx context.Context, h kernel.HostBridge, _ *kerneltest.Unit) error {
 			return h.Provide(ctx, "judge", kerneltest.JSON("fake"))
 		}},
-		{"contribute", kernel.Manifest{}, func(ctx context.Context, h kernel.HostBridge, _ *kerneltest.Unit) error {
+		{"contribute", kernel.Manifest{Points: []string{"gate"}}, func(ctx context.Context, h kernel.HostBridge, _ *kerneltest.Unit) error {
 			_, err := h.Contribute(ctx, "gate", kerneltest.JSON(map[string]any{"name": "let-me-in"}))
 			return err
 		}},

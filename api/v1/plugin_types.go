@@ -37,6 +37,12 @@ type PluginSpec struct {
 	// Scopes lists the capabilities the judge's policy weighs, such as net.
 	// +optional
 	Scopes []string `json:"scopes,omitempty"`
+	// Points lists the points the plugin's code may contribute to (route,
+	// tool, schedule, ...). The kernel refuses a contribution to any other,
+	// and the judge's policy reads this list: a sensitive point here waits
+	// for a human. Points with items in contributes are declared there.
+	// +optional
+	Points []string `json:"points,omitempty"`
 	// Contributes holds declarative items per point (routes, collections,
 	// schedules, tools), applied before activate.
 	// +optional

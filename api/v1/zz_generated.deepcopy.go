@@ -215,6 +215,11 @@ func (in *PluginSpec) DeepCopyInto(out *PluginSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.Points != nil {
+		in, out := &in.Points, &out.Points
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Contributes != nil {
 		in, out := &in.Contributes, &out.Contributes
 		*out = make(map[string][]apiextensionsv1.JSON, len(*in))

@@ -34,7 +34,7 @@ func TestSandboxServesTheIsolatedExecutor(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := executortest.NewEnv(t, exec)
-	m := kernel.Manifest{ID: "agent.echo", Version: "1"}
+	m := kernel.Manifest{ID: "agent.echo", Version: "1", Points: []string{"tool"}}
 	code := []byte(`export default async function activate(cap) {
 	await cap.contribute('tool', { name: 'echo', handler: (x) => 'echo ' + x });
 }`)

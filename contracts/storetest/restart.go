@@ -70,17 +70,16 @@ func testKernelRestart(t *testing.T, loc Location) {
 	st1 := open(t, loc)
 	k1 := bootKernel(t, st1.Log(), st1.Blobs(), exec)
 	for _, id := range []string{"agent.a", "agent.b", "agent.c", "agent.d"} {
-		m := kernel.Manifest{ID: id, Version: "1", Inject: []string{"db"}}
+		m := kernel.Manifest{ID: id, Version: "1", Inject: []string{"db"}, Points: []string{"tool"}}
 		if err := kerneltest.Agent(ctx, k1, m, "tool"); err != nil {
 			t.Fatalf("propose %s: %v", id, err)
 		}
 	}
-	upgrade := kernel.Manifest{ID: "agent.d", Version: "2", Inject: []string{"db"}}
+	upgrade := kernel.Manifest{ID: "agent.d", Version: "2", Inject: []string{"db"}, Points: []string{"tool"}}
 	for _, step := range []func() error{
 		func() error { return kerneltest.Agent(ctx, k1, upgrade, "tool-v2") },
 		func() error { return k1.Disable(ctx, "agent.b") },
 		func() error { return k1.Uninstall(ctx, "agent.c", false) },
-		func() error { return k1.Disable(ctx, "sys.extra") },
 	} {
 		if err := step(); err != nil {
 			t.Fatal(err)

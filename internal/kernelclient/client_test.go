@@ -27,7 +27,11 @@ const routeCode = `export default async function activate(cap) {
 }`
 
 func plugin(id, code string) judge.Plugin {
-	return judge.Plugin{Manifest: kernel.Manifest{ID: id, Version: "1"}, Code: code}
+	m := kernel.Manifest{ID: id, Version: "1"}
+	if strings.Contains(code, "contribute('route'") {
+		m.Points = []string{"route"}
+	}
+	return judge.Plugin{Manifest: m, Code: code}
 }
 
 // boot starts a real kernel server, guarded by token, behind a listener
@@ -253,7 +257,7 @@ func TestWrongToken(t *testing.T) {
 	if !errors.As(err, &e) || e.Status != http.StatusUnauthorized || e.Kind != "auth" {
 		t.Fatalf("Submit with a wrong token: %v, want a 401 auth *Error", err)
 	}
-	if want := "this route needs Authorization: Bearer <admin token>"; e.Message != want {
+	if want := "POST /api/plugins needs Authorization: Bearer <token> with the chat scope"; e.Message != want {
 		t.Fatalf("message = %q, want %q", e.Message, want)
 	}
 	msg := err.Error()

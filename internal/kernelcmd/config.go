@@ -14,8 +14,14 @@ type Config struct {
 	Schema string
 	// Name names the kernel in logs and the admin API.
 	Name string
-	// TokenFile holds the admin bearer token; empty leaves the admin API open.
+	// TokenFile holds the admin bearer token: a credential named admin with
+	// every scope. With neither it nor TokenAuthFile the admin API is open.
 	TokenFile string
+	// TokenAuthFile holds more credentials, one `token,name,"scopes"` line each.
+	TokenAuthFile string
+	// AdminListen, when set, serves the admin API on its own address; Listen
+	// then serves the application's routes only.
+	AdminListen string
 	// Executor is isolated or goja.
 	Executor string
 	// Model chooses the chat agent's model; a zero Model means none.
@@ -64,6 +70,8 @@ func (c Config) Args() []string {
 	add("schema", c.Schema, "")
 	add("name", c.Name, Defaults.Name)
 	add("admin-token-file", c.TokenFile, "")
+	add("token-auth-file", c.TokenAuthFile, "")
+	add("admin-listen", c.AdminListen, "")
 	add("executor", c.Executor, Defaults.Executor)
 	add("model", c.Model.Provider, "")
 	add("model-name", c.Model.Name, "")

@@ -14,6 +14,7 @@ import (
 	"github.com/sms-baseline/sms/drivers/executor/isolated"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
 // Start opens the kernel c describes: it reads the admin token, builds the
@@ -28,6 +29,12 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*baseline.Baseli
 	if err != nil {
 		return nil, err
 	}
+	var creds []smshttp.Credential
+	if c.TokenAuthFile != "" {
+		if creds, err = ReadTokenAuthFile(c.TokenAuthFile); err != nil {
+			return nil, err
+		}
+	}
 	exec, err := newExecutor(c.Executor, logger)
 	if err != nil {
 		return nil, err
@@ -41,7 +48,8 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*baseline.Baseli
 	if err != nil {
 		return nil, fmt.Errorf("--store: %w", err)
 	}
-	b, err := baseline.New(ctx, baseline.Options{Name: c.Name, Store: st, Executor: exec, AdminToken: token, Logger: logger, Model: model,
+	b, err := baseline.New(ctx, baseline.Options{Name: c.Name, Store: st, Executor: exec, AdminToken: token, Credentials: creds,
+		Logger: logger, Model: model, Fault: faultHook(),
 		Policy: judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes}})
 	if err != nil {
 		return nil, err // New closed the store
@@ -70,9 +78,16 @@ func Run(ctx context.Context, c Config, ln net.Listener, logger *slog.Logger) er
 			return errors.Join(fmt.Errorf("--listen: %w", err), b.Close())
 		}
 	}
+	var admin net.Listener
+	if c.AdminListen != "" {
+		if admin, err = net.Listen("tcp", c.AdminListen); err != nil {
+			return errors.Join(fmt.Errorf("--admin-listen: %w", err), ln.Close(), b.Close())
+		}
+		logger.Info("Admin API serving on its own listener", "kernel", c.Name, "addr", admin.Addr().String())
+	}
 	logger.Info("Kernel serving", "kernel", c.Name, "addr", ln.Addr().String(), "store", redact(c.Store),
-		"executor", c.Executor, "auth", map[bool]string{true: "token", false: "open"}[c.TokenFile != ""])
-	err = b.Serve(ctx, ln, baseline.ServeOptions{})
+		"executor", c.Executor, "auth", map[bool]string{true: "token", false: "open"}[c.TokenFile != "" || c.TokenAuthFile != ""])
+	err = b.Serve(ctx, ln, baseline.ServeOptions{Admin: admin})
 	logger.Info("Kernel stopped", "kernel", c.Name)
 	return errors.Join(err, b.Close())
 }

@@ -78,7 +78,7 @@ func TestStartOpensAWorkingKernel(t *testing.T) {
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
 
-	code, state := send(t, srv, request{"GET", "/api/state", "", false})
+	code, state := send(t, srv, request{"GET", "/api/state", "", true})
 	if code != 200 || state["auth"] != "token" || state["kernel"] != "tenant-a" {
 		t.Fatalf("GET /api/state = %d auth %v kernel %v, want 200 auth token kernel tenant-a", code, state["auth"], state["kernel"])
 	}

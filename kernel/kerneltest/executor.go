@@ -139,5 +139,8 @@ func Agent(ctx context.Context, k *kernel.Kernel, m kernel.Manifest, code string
 	if err != nil {
 		return err
 	}
-	return k.Propose(ctx, kernel.Proposal{Manifest: m, Code: []byte(code), Auth: auth})
+	if err := k.Propose(ctx, kernel.Proposal{Manifest: m, Code: []byte(code), Auth: auth}); err != nil {
+		return err // the mount stays staged, as a failed activation left it
+	}
+	return k.Commit(ctx, m.ID, kernel.HashCode([]byte(code)))
 }

@@ -25,11 +25,24 @@ type fixture struct {
 	srv *httptest.Server
 }
 
-func setup(t *testing.T, opts adminapi.Options, extra ...kernel.Plugin) fixture {
+// options configure a fixture: a token (credential "admin" with every
+// scope) and more credentials, and the readiness check.
+type options struct {
+	token string
+	creds []smshttp.Credential
+	ready func() error
+}
+
+func setup(t *testing.T, opts options, extra ...kernel.Plugin) fixture {
 	t.Helper()
 	exec := gojaexec.New(gojaexec.Options{})
 	k := kernel.New(kernel.Options{Name: "test", Executor: exec})
-	plugins := append([]kernel.Plugin{smshttp.Plugin(), judge.New(judge.Options{Executor: exec}).Plugin(), adminapi.Plugin(opts)}, extra...)
+	creds := opts.creds
+	if opts.token != "" {
+		creds = append(creds, smshttp.Credential{Name: "admin", Token: opts.token, Scopes: smshttp.Scopes})
+	}
+	plugins := append([]kernel.Plugin{smshttp.Plugin(smshttp.Options{Credentials: creds}),
+		judge.New(judge.Options{Executor: exec}).Plugin(), adminapi.Plugin(adminapi.Options{Ready: opts.ready})}, extra...)
 	for _, p := range plugins {
 		if err := k.Install(p); err != nil {
 			t.Fatal(err)
@@ -102,31 +115,46 @@ const routeCode = `export default async function activate(cap) {
 }`
 
 func routePlugin(version string) map[string]any {
-	return map[string]any{"manifest": map[string]any{"id": "agent.hello", "version": version}, "code": routeCode}
+	return map[string]any{"manifest": map[string]any{"id": "agent.hello", "version": version, "points": []string{"route"}}, "code": routeCode}
 }
 
-// Mutating routes need the bearer token; reads do not, and the state says
-// which mode the API is in. Seen failing with guard() passing every request.
-func TestTokenGuardsMutations(t *testing.T) {
-	f := setup(t, adminapi.Options{Token: token})
-	for _, tok := range []string{"", "wrong"} {
-		if r := f.do(t, request{"POST", "/api/plugins", tok, routePlugin("1")}); r.status != 401 || r.errKind() != "auth" {
-			t.Fatalf("submit with token %q = %d %s, want 401 auth", tok, r.status, r.text)
+// With a credential configured every /api route and /metrics needs one
+// (only /healthz and /readyz stay open), and the state says which mode the
+// API is in. Seen failing with the Scope left off the read routes.
+func TestTokenGuardsEveryAPIRoute(t *testing.T) {
+	f := setup(t, options{token: token})
+	for _, rt := range f.routes(t) {
+		path := strings.NewReplacer(":id", "agent.x").Replace(rt.Path)
+		want := 401
+		if rt.Path == "/healthz" || rt.Path == "/readyz" {
+			want = 200
 		}
-		if r := f.do(t, request{"POST", "/api/plugins/sms.http/disable", tok, nil}); r.status != 401 {
-			t.Fatalf("disable with token %q = %d, want 401", tok, r.status)
+		for _, tok := range []string{"", "wrong"} {
+			if r := f.do(t, request{rt.Method, path, tok, nil}); r.status != want {
+				t.Errorf("%s %s with token %q = %d %s, want %d", rt.Method, path, tok, r.status, r.text, want)
+			}
 		}
 	}
-	if r := f.do(t, request{"GET", "/api/state", "", nil}); r.status != 200 || r.str("auth") != "token" {
+	if r := f.do(t, request{"GET", "/api/state", token, nil}); r.status != 200 || r.str("auth") != "token" {
 		t.Fatalf("state = %d %s, want 200 with auth token", r.status, r.text)
 	}
 	if r := f.do(t, request{"POST", "/api/plugins", token, routePlugin("1")}); r.status != 200 {
 		t.Fatalf("submit with the token = %d %s, want 200", r.status, r.text)
 	}
-	open := setup(t, adminapi.Options{})
+	open := setup(t, options{})
 	if r := open.do(t, request{"GET", "/api/state", "", nil}); r.str("auth") != "open" {
 		t.Fatalf("state without a token = %s, want auth open", r.text)
 	}
+}
+
+// routes lists the routes the fixture serves, from the state.
+func (f fixture) routes(t *testing.T) []smshttp.RouteInfo {
+	t.Helper()
+	v, err := f.k.GetValue(smshttp.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.(smshttp.Service).Routes()
 }
 
 // The whole life of an agent plugin through the API: pending (route is
@@ -134,13 +162,13 @@ func TestTokenGuardsMutations(t *testing.T) {
 // route answers, disable, enable, uninstall. Seen failing with decide()
 // dropping the code hash.
 func TestPluginLifecycle(t *testing.T) {
-	f := setup(t, adminapi.Options{Token: token})
+	f := setup(t, options{token: token})
 	v := f.do(t, request{"POST", "/api/plugins", token, routePlugin("1")})
 	if v.str("status") != "pending" || v.str("approvalId") == "" {
 		t.Fatalf("submit = %s, want pending with an approval id", v.text)
 	}
 	id := v.str("approvalId")
-	if r := f.do(t, request{"GET", "/api/approvals", "", nil}); !strings.Contains(r.text, id) {
+	if r := f.do(t, request{"GET", "/api/approvals", token, nil}); !strings.Contains(r.text, id) {
 		t.Fatalf("approvals = %s, want %s listed", r.text, id)
 	}
 	stale := map[string]string{"by": "ada", "codeHash": kernel.HashCode([]byte("other"))}
@@ -177,7 +205,7 @@ func TestPluginLifecycle(t *testing.T) {
 
 // Bad input is a clear error and changes nothing.
 func TestBadInput(t *testing.T) {
-	f := setup(t, adminapi.Options{})
+	f := setup(t, options{})
 	cases := []struct {
 		name, method, path string
 		body               any
@@ -209,7 +237,7 @@ func TestBadInput(t *testing.T) {
 
 // A rejected plugin is a verdict naming its gate, not an error.
 func TestRejectionNamesGate(t *testing.T) {
-	f := setup(t, adminapi.Options{})
+	f := setup(t, options{})
 	p := map[string]any{"manifest": map[string]any{"id": "agent.bad", "version": "1"},
 		"code": "import x from 'y'\nexport default async function activate(cap) {}"}
 	r := f.do(t, request{"POST", "/api/plugins", "", p})
@@ -221,7 +249,7 @@ func TestRejectionNamesGate(t *testing.T) {
 // The event log pages by after/limit and streams as server-sent events.
 // Seen failing with pump() not advancing after (events repeated).
 func TestEvents(t *testing.T) {
-	f := setup(t, adminapi.Options{})
+	f := setup(t, options{})
 	r := f.do(t, request{"GET", "/api/events?after=1&limit=2", "", nil})
 	events, _ := r.body["events"].([]any)
 	if len(events) != 2 || events[0].(map[string]any)["seq"] != 2.0 {
@@ -259,32 +287,36 @@ func TestEvents(t *testing.T) {
 
 func jsonNum(n int64) string { raw, _ := json.Marshal(n); return string(raw) }
 
-// An admin-authorizer contribution admits requests without the token.
-// Seen failing with admitted() ignoring authorizers.
-func TestAuthorizer(t *testing.T) {
-	f := setup(t, adminapi.Options{Token: token}, kernel.Plugin{
+// An authenticator contribution admits requests without a token, with the
+// scopes it grants. Seen failing with authenticate() ignoring authenticators.
+func TestAuthenticator(t *testing.T) {
+	f := setup(t, options{token: token}, kernel.Plugin{
 		Manifest: kernel.Manifest{ID: "app.sessions", Version: "1", Contributes: map[string][]any{
-			adminapi.AuthorizerPoint: {adminapi.Authorizer{Name: "cookie", Authorize: func(r *http.Request) bool {
+			smshttp.AuthenticatorPoint: {smshttp.Authenticator{Name: "cookie", Authenticate: func(r *http.Request) (smshttp.Principal, bool) {
 				c, err := r.Cookie("admin")
-				return err == nil && c.Value == "yes"
+				ok := err == nil && c.Value == "yes"
+				return smshttp.Principal{Authenticated: ok, Name: "session", Scopes: []smshttp.Scope{smshttp.ScopeRead}}, ok
 			}}},
 		}},
 	})
-	req, _ := http.NewRequest("POST", f.srv.URL+"/api/plugins/sms.http/enable", nil)
-	req.AddCookie(&http.Cookie{Name: "admin", Value: "yes"})
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("authorized request = %d, want 200", resp.StatusCode)
+	for path, want := range map[string]int{"/api/state": 200, "/api/plugins/agent.x/enable": 403} {
+		method := map[bool]string{true: "GET", false: "POST"}[path == "/api/state"]
+		req, _ := http.NewRequest(method, f.srv.URL+path, nil)
+		req.AddCookie(&http.Cookie{Name: "admin", Value: "yes"})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s with the session cookie = %d, want %d", method, path, resp.StatusCode, want)
+		}
 	}
 }
 
 func TestHealthReadyMetrics(t *testing.T) {
 	notReady := errors.New("store not open")
-	f := setup(t, adminapi.Options{Ready: func() error { return notReady }})
+	f := setup(t, options{ready: func() error { return notReady }})
 	if r := f.do(t, request{"GET", "/healthz", "", nil}); r.status != 200 {
 		t.Fatalf("healthz = %d", r.status)
 	}
@@ -305,7 +337,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 // A JSON body sent with curl's default form content type is still read as
 // JSON. Seen failing with bodyJSON re-encoding the string.
 func TestFormEncodedJSONBody(t *testing.T) {
-	f := setup(t, adminapi.Options{})
+	f := setup(t, options{})
 	raw, _ := json.Marshal(routePlugin("1"))
 	req, _ := http.NewRequest("POST", f.srv.URL+"/api/plugins", strings.NewReader(string(raw)))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

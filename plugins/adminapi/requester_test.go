@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/plugins/adminapi"
 )
 
 // submitAs submits the route plugin (which goes pending) with the given
@@ -36,7 +35,7 @@ func submitAs(t *testing.T, f fixture, tok, by string) (int, string) {
 // approvals returns the pending approvals.
 func approvals(t *testing.T, f fixture) []judge.Approval {
 	t.Helper()
-	r := f.do(t, request{"GET", "/api/approvals", "", nil})
+	r := f.do(t, request{"GET", "/api/approvals", token, nil})
 	var page struct{ Approvals []judge.Approval }
 	if err := json.Unmarshal([]byte(r.text), &page); err != nil {
 		t.Fatalf("approvals = %d %s: %v", r.status, r.text, err)
@@ -52,13 +51,13 @@ func approvals(t *testing.T, f fixture) []judge.Approval {
 func TestRequestedByHeader(t *testing.T) {
 	cases := []struct {
 		name       string
-		opts       adminapi.Options
+		opts       options
 		tok, by    string
 		wantByName string
 	}{
-		{"token with header", adminapi.Options{Token: token}, token, "operator/acme", "operator/acme"},
-		{"token without header", adminapi.Options{Token: token}, token, "", "admin"},
-		{"open API ignores header", adminapi.Options{}, "", "operator/acme", "anonymous"},
+		{"token with header", options{token: token}, token, "operator/acme", "operator/acme"},
+		{"token without header", options{token: token}, token, "", "admin"},
+		{"open API ignores header", options{}, "", "operator/acme", "anonymous"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,7 +84,7 @@ func TestRequestedByHeaderBounded(t *testing.T) {
 	}
 	for name, by := range cases {
 		t.Run(name, func(t *testing.T) {
-			f := setup(t, adminapi.Options{Token: token})
+			f := setup(t, options{token: token})
 			status, body := submitAs(t, f, token, by)
 			if status != 400 || !strings.Contains(body, `"kind":"validation"`) || !strings.Contains(body, "X-Requested-By") {
 				t.Fatalf("submit with X-Requested-By %q = %d %s, want 400 validation naming the header", by, status, body)
@@ -95,7 +94,7 @@ func TestRequestedByHeaderBounded(t *testing.T) {
 			}
 		})
 	}
-	f := setup(t, adminapi.Options{Token: token})
+	f := setup(t, options{token: token})
 	if status, body := submitAs(t, f, token, strings.Repeat("a", 253)); status != 200 {
 		t.Fatalf("submit with a 253-byte X-Requested-By = %d %s, want 200", status, body)
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
@@ -16,36 +14,35 @@ import (
 )
 
 func (a *admin) routes() []smshttp.Route {
-	get := func(path string, h smshttp.Handler) smshttp.Route {
-		return smshttp.Route{Method: "GET", Path: path, Handler: h}
+	route := func(method, path string, scope smshttp.Scope, h smshttp.Handler) smshttp.Route {
+		return smshttp.Route{Method: method, Path: path, Scope: scope, Handler: h, Admin: true}
 	}
-	mut := func(method, path string, h smshttp.Handler) smshttp.Route {
-		return smshttp.Route{Method: method, Path: path, Handler: a.guard(h)}
-	}
+	read, chat, approve, adm := smshttp.ScopeRead, smshttp.ScopeChat, smshttp.ScopeApprove, smshttp.ScopeAdmin
 	return []smshttp.Route{
-		get("/api/state", a.state),
-		get("/api/catalog", func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
+		route("GET", "/api/state", read, a.state),
+		route("GET", "/api/catalog", read, func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
 			return smshttp.JSON(a.k.Catalog()), nil
 		}),
-		mut("POST", "/api/plugins", a.submit),
-		get("/api/plugins/:id", a.export),
-		mut("POST", "/api/plugins/:id/enable", a.toggle(true)),
-		mut("POST", "/api/plugins/:id/disable", a.toggle(false)),
-		mut("DELETE", "/api/plugins/:id", a.uninstall),
-		get("/api/approvals", func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
+		route("POST", "/api/plugins", chat, a.submit),
+		route("GET", "/api/plugins/:id", read, a.export),
+		route("POST", "/api/plugins/:id/enable", adm, a.toggle(true)),
+		route("POST", "/api/plugins/:id/disable", adm, a.toggle(false)),
+		route("DELETE", "/api/plugins/:id", adm, a.uninstall),
+		route("GET", "/api/approvals", read, func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
 			return smshttp.JSON(map[string]any{"approvals": a.judge.Pending()}), nil
 		}),
-		mut("POST", "/api/approvals/:id/approve", a.decide(true)),
-		mut("POST", "/api/approvals/:id/reject", a.decide(false)),
-		mut("POST", "/api/chat", a.chat),
-		mut("POST", "/api/chat/stream", a.chatStream),
-		get("/api/events", a.events),
-		get("/api/events/stream", a.stream),
-		get("/healthz", func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
+		route("POST", "/api/approvals/:id/approve", approve, a.decide(true)),
+		route("POST", "/api/approvals/:id/reject", approve, a.decide(false)),
+		route("POST", "/api/chat", chat, a.chat),
+		route("POST", "/api/chat/stream", chat, a.chatStream),
+		route("GET", "/api/events", read, a.events),
+		route("GET", "/api/events/stream", read, a.stream),
+		// Probes stay open and are served on the application listener too.
+		{Method: "GET", Path: "/healthz", Handler: func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
 			return &smshttp.Response{Body: "ok"}, nil
-		}),
-		get("/readyz", a.ready),
-		get("/metrics", a.metrics),
+		}},
+		{Method: "GET", Path: "/readyz", Handler: a.ready},
+		route("GET", "/metrics", read, a.metrics),
 	}
 }
 
@@ -65,7 +62,7 @@ func (a *admin) state(context.Context, *smshttp.Request) (*smshttp.Response, err
 	s := a.k.State()
 	v := stateView{Kernel: s.Name, Auth: "open", Fibers: s.Fibers, Pending: a.judge.Pending(),
 		Routes: a.http.Routes(), Taint: s.Taint}
-	if a.opts.Token != "" {
+	if a.http.Secured() {
 		v.Auth = "token"
 	}
 	if v.Pending == nil {
@@ -102,7 +99,7 @@ func (a *admin) submit(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	if err != nil {
 		return nil, smshttp.Errorf(smshttp.KindValidation, err.Error())
 	}
-	by, err := a.requester(r)
+	by, err := a.requester(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -113,44 +110,29 @@ func (a *admin) submit(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	return smshttp.JSON(v), nil
 }
 
-// requestedByHeader names on whose behalf a token holder (an operator, a
-// CI job) calls the admin API. It is honoured only when the API is
-// token-protected: on an open API anyone could claim any name.
+// requestedByHeader names on whose behalf a credential holding the admin
+// scope (the operator, a CI job) calls the admin API. Other credentials
+// are recorded by their own name: they cannot speak for anyone else.
 const requestedByHeader = "X-Requested-By"
 
-// maxRequesterBytes bounds requestedByHeader; 253 fits a Kubernetes
-// object name or a DNS name.
-const maxRequesterBytes = 253
-
-// requester names who asked: the requestedByHeader value behind a token,
-// else "admin" behind a token, else "anonymous". A header too long or with
-// control characters is a validation error, never silently cut.
-func (a *admin) requester(r *smshttp.Request) (string, error) {
-	if a.opts.Token == "" {
+// requester names who asked: the requestedByHeader value from a
+// credential with the admin scope, else the credential's name, else
+// "anonymous" on an open API. A header too long or with control
+// characters is a validation error, never silently cut.
+func (a *admin) requester(ctx context.Context, r *smshttp.Request) (string, error) {
+	who := smshttp.PrincipalFrom(ctx)
+	if !who.Authenticated {
 		return "anonymous", nil
 	}
 	by := r.Headers[strings.ToLower(requestedByHeader)]
-	if by == "" {
-		return "admin", nil
+	if by == "" || !who.Has(smshttp.ScopeAdmin) {
+		return who.Name, nil
 	}
-	if len(by) > maxRequesterBytes || !printable(by) {
+	if judge.ValidateDecider(by) != nil {
 		return "", smshttp.Errorf(smshttp.KindValidation, fmt.Sprintf(
-			"the %s header must be at most %d bytes of printable UTF-8", requestedByHeader, maxRequesterBytes))
+			"the %s header must be at most %d bytes of printable UTF-8", requestedByHeader, judge.MaxDeciderBytes))
 	}
 	return by, nil
-}
-
-// printable reports whether s is valid UTF-8 with only printable runes.
-func printable(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, c := range s {
-		if !unicode.IsPrint(c) {
-			return false
-		}
-	}
-	return true
 }
 
 func (a *admin) toggle(enable bool) smshttp.Handler {
@@ -192,13 +174,11 @@ func (a *admin) decide(approve bool) smshttp.Handler {
 				return nil, smshttp.Errorf(smshttp.KindValidation, `the body is {"by":"...","codeHash":"..."}: `+err.Error())
 			}
 		}
-		if d.By == "" {
-			by, err := a.requester(r)
-			if err != nil {
-				return nil, err
-			}
-			d.By = by
+		by, err := a.decider(ctx, r, d.By)
+		if err != nil {
+			return nil, err
 		}
+		d.By = by
 		decide := a.judge.Reject
 		if approve {
 			decide = a.judge.Approve
@@ -209,6 +189,23 @@ func (a *admin) decide(approve bool) smshttp.Handler {
 		}
 		return smshttp.JSON(v), nil
 	}
+}
+
+// decider names who decides: the body's "by" from a credential with the
+// admin scope (the operator relays the Kubernetes user who approved),
+// otherwise the requester. Another credential naming someone else is
+// refused; the judge checks the name is printable.
+func (a *admin) decider(ctx context.Context, r *smshttp.Request, by string) (string, error) {
+	self, err := a.requester(ctx, r)
+	if err != nil || by == "" {
+		return self, err
+	}
+	who := smshttp.PrincipalFrom(ctx)
+	if who.Authenticated && !who.Has(smshttp.ScopeAdmin) && by != who.Name {
+		return "", smshttp.Errorf(smshttp.KindForbidden, fmt.Sprintf(
+			"credential %s may decide only as itself, not as %q: only a credential with the admin scope decides on someone's behalf", who.Name, by))
+	}
+	return by, nil
 }
 
 // eventPage reads after and limit from the query.

@@ -8,7 +8,6 @@ import (
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/drivers/store/sqlite"
 	"github.com/sms-baseline/sms/kernel"
-	"github.com/sms-baseline/sms/plugins/adminapi"
 	"github.com/sms-baseline/sms/plugins/collections"
 )
 
@@ -27,7 +26,7 @@ func TestStateListsCollections(t *testing.T) {
 	invoices := kernel.Plugin{Manifest: kernel.Manifest{ID: "app.invoices", Version: "1", Inject: []string{collections.Key},
 		Contributes: map[string][]any{collections.CollectionPoint: {map[string]any{
 			"name": "invoice", "fields": []any{map[string]any{"name": "amount", "type": "real"}}}}}}}
-	f := setup(t, adminapi.Options{}, dbPlugin, collections.Plugin(), invoices)
+	f := setup(t, options{}, dbPlugin, collections.Plugin(), invoices)
 	r := f.do(t, request{"GET", "/api/state", "", nil})
 	if !strings.Contains(r.text, `"collections":[{"name":"invoice"`) {
 		t.Fatalf("state = %s, want the invoice collection", r.text)

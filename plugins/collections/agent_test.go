@@ -22,7 +22,7 @@ func tasksManifest() kernel.Manifest {
 		}
 		return m
 	}
-	return kernel.Manifest{ID: "agent.tasks", Version: "1", Inject: []string{collections.Key},
+	return kernel.Manifest{ID: "agent.tasks", Version: "1", Inject: []string{collections.Key}, Points: []string{collections.HookPoint},
 		Contributes: map[string][]any{collections.CollectionPoint: {
 			map[string]any{"name": "task", "fields": []any{field("title", "text", "required", true), field("votes", "integer", "default", 0)}},
 			map[string]any{"name": "task_log", "fields": []any{field("task", "integer"), field("title", "text")}},

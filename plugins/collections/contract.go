@@ -74,6 +74,11 @@ type Field struct {
 type Collection struct {
 	Name   string  `json:"name"`
 	Fields []Field `json:"fields"`
+	// Public collections are read and written over REST with no
+	// credential even when the kernel has credentials. Only system plugins
+	// may declare one: an agent plugin that wants to expose data does it
+	// through a route, which waits for a human.
+	Public bool `json:"public,omitempty"`
 }
 
 // FieldContribution is an item of FieldPoint: one more field for a

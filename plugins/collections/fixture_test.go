@@ -110,9 +110,15 @@ type fixture struct {
 // the given plugins, and fails the test unless every plugin activates.
 func boot(t *testing.T, db contracts.Database, plugins ...kernel.Plugin) *fixture {
 	t.Helper()
+	return bootWith(t, smshttp.Options{}, db, plugins...)
+}
+
+// bootWith is boot with the http plugin's options (its credentials).
+func bootWith(t *testing.T, opts smshttp.Options, db contracts.Database, plugins ...kernel.Plugin) *fixture {
+	t.Helper()
 	f := &fixture{exec: kerneltest.NewExecutor(), db: db, clock: newClock()}
 	f.k = kernel.New(kernel.Options{Executor: f.exec})
-	all := append([]kernel.Plugin{dbPlugin(db), smshttp.Plugin(), collections.New(collections.Options{Now: f.clock.Now})}, plugins...)
+	all := append([]kernel.Plugin{dbPlugin(db), smshttp.Plugin(opts), collections.New(collections.Options{Now: f.clock.Now})}, plugins...)
 	for _, p := range all {
 		if err := f.k.Install(p); err != nil {
 			t.Fatalf("install %s: %v", p.Manifest.ID, err)

@@ -95,7 +95,7 @@ func TestDisableEnableKeepsData(t *testing.T) {
 		Collection: "invoice", Field: collections.Field{Name: "note", Type: collections.TypeText}}}}))
 	f.want(t, 201, req{"POST", "/api/collections/invoice", `{"customer":"ada","amount":10,"note":"keep me"}`})
 
-	if err := f.k.Disable(ctx, "app.notes"); err != nil {
+	if err := f.k.ForceDisable(ctx, "app.notes"); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.want(t, 200, req{"GET", "/api/collections/invoice/1", ""}); got["note"] != nil {
@@ -108,7 +108,7 @@ func TestDisableEnableKeepsData(t *testing.T) {
 		t.Fatalf("record with the note field back = %s, want note %q", jsonOf(got), "keep me")
 	}
 
-	if err := f.k.Disable(ctx, "app.invoices"); err != nil {
+	if err := f.k.ForceDisable(ctx, "app.invoices"); err != nil {
 		t.Fatal(err)
 	}
 	f.wantError(t, "not_found", req{"GET", "/api/collections/invoice", ""}, `no collection "invoice"`)
@@ -161,7 +161,7 @@ func TestFailedObserverMigrationIsRetried(t *testing.T) {
 	ctx := context.Background()
 	db := openSQLite(t)
 	f := boot(t, db)
-	if err := f.k.Disable(ctx, "sms.collections"); err != nil {
+	if err := f.k.ForceDisable(ctx, "sms.collections"); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.add(app("app.late", map[string][]any{collections.CollectionPoint: {taskV1()}})); err != nil {

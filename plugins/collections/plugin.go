@@ -2,6 +2,7 @@ package collections
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/sms-baseline/sms/contracts"
@@ -30,6 +31,7 @@ func New(opts Options) kernel.Plugin {
 		Manifest: kernel.Manifest{ID: PluginID, Version: "1",
 			Inject:      []string{contracts.DatabaseKey, smshttp.Key},
 			Provide:     []string{Key},
+			Points:      []string{smshttp.RoutePoint},
 			Description: "Collections of records in tables c_<name>, with a REST API and hooks"},
 		Activate: func(ctx context.Context, c *kernel.Context) error { return activate(ctx, c, opts) },
 	}
@@ -77,7 +79,6 @@ func define(api *kernel.API, s *service) error {
 		name, desc string
 		validate   func(any) error
 	}{
-		{CollectionPoint, "{name, fields: [{name, type, required?, default?}]}: a collection stored in table c_<name>", s.validateCollection},
 		{FieldPoint, "{collection, field: {name, type, required?, default?}}: one more field of a collection", s.validateField},
 		{HookPoint, "{collection, on: create|update|delete, when?: before|after, handler}: runs on writes", validateHook},
 	}
@@ -86,7 +87,16 @@ func define(api *kernel.API, s *service) error {
 			return err
 		}
 	}
-	return nil
+	system := func(plugin string) bool {
+		v, ok := api.Fiber(plugin)
+		return ok && v.Trust == kernel.TrustSystem
+	}
+	return api.DefinePoint(CollectionPoint, kernel.PointMeta{
+		Description: "{name, fields: [{name, type, required?, default?}], public?}: a collection stored in table c_<name>",
+		ValidateFrom: func(plugin string, item any) error {
+			return s.validateCollection(item, system(plugin))
+		},
+	})
 }
 
 // observe keeps the registry in step with the points. Fields and hooks are
@@ -152,10 +162,17 @@ func (s *service) migrateLogged(def Collection) {
 	}
 }
 
-func (s *service) validateCollection(item any) error {
+func (s *service) validateCollection(item any, system bool) error {
 	c, err := parseCollection(item)
-	if err != nil || !s.live.Load() {
+	if err != nil {
 		return err
+	}
+	if c.Public && !system {
+		return fmt.Errorf("collection %s: only system plugins may declare a collection public; "+
+			"expose data through a route instead, which waits for a human", c.Name)
+	}
+	if !s.live.Load() {
+		return nil
 	}
 	if err := s.reg.checkCollection(c); err != nil {
 		return err

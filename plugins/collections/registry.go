@@ -41,7 +41,7 @@ func (r *registry) definitionLocked(name string) (Collection, bool) {
 // withFields returns c plus the live field contributions for it, in
 // contribution order; the caller holds r.mu.
 func (r *registry) withFields(c Collection) Collection {
-	out := Collection{Name: c.Name, Fields: slices.Clone(c.Fields)}
+	out := Collection{Name: c.Name, Fields: slices.Clone(c.Fields), Public: c.Public}
 	for _, f := range r.fields {
 		if f.item.Collection == c.Name {
 			out.Fields = append(out.Fields, f.item.Field)

@@ -16,14 +16,23 @@ const restPath = "/api/collections"
 
 // routes returns the REST API over s.
 func (s *service) routes() []smshttp.Route {
+	read, write := smshttp.ScopeRead, smshttp.ScopeAdmin
 	return []smshttp.Route{
-		{Method: http.MethodGet, Path: restPath, Handler: s.restDefinitions},
-		{Method: http.MethodGet, Path: restPath + "/:name", Handler: s.restList},
-		{Method: http.MethodPost, Path: restPath + "/:name", Handler: s.restCreate},
-		{Method: http.MethodGet, Path: restPath + "/:name/:id", Handler: s.restGet},
-		{Method: http.MethodPatch, Path: restPath + "/:name/:id", Handler: s.restUpdate},
-		{Method: http.MethodDelete, Path: restPath + "/:name/:id", Handler: s.restDelete},
+		{Method: http.MethodGet, Path: restPath, Handler: s.restDefinitions, Scope: read},
+		{Method: http.MethodGet, Path: restPath + "/:name", Handler: s.restList, Scope: read, Public: s.public},
+		{Method: http.MethodPost, Path: restPath + "/:name", Handler: s.restCreate, Scope: write, Public: s.public},
+		{Method: http.MethodGet, Path: restPath + "/:name/:id", Handler: s.restGet, Scope: read, Public: s.public},
+		{Method: http.MethodPatch, Path: restPath + "/:name/:id", Handler: s.restUpdate, Scope: write, Public: s.public},
+		{Method: http.MethodDelete, Path: restPath + "/:name/:id", Handler: s.restDelete, Scope: write, Public: s.public},
 	}
+}
+
+// public reports whether the request is for a collection declared public:
+// then it needs no credential. Reads need the read scope otherwise, and
+// writes the admin scope.
+func (s *service) public(r *smshttp.Request) bool {
+	c, ok := s.reg.definition(r.Params["name"])
+	return ok && c.Public
 }
 
 func (s *service) restDefinitions(context.Context, *smshttp.Request) (*smshttp.Response, error) {

@@ -3,7 +3,10 @@ package http
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -14,14 +17,38 @@ const Key = "http"
 // RoutePoint is the point routes are contributed to.
 const RoutePoint = "route"
 
+// ReservedPoint is the system-only point of path prefixes reserved for
+// system routes, on top of DefaultReserved. An item is a path such as
+// "/auth": it reserves that path and everything under it.
+const ReservedPoint = "reserved-prefix"
+
+// AuthenticatorPoint is the system-only point of Authenticator items.
+const AuthenticatorPoint = "authenticator"
+
+// CallerKey is the key agent code reads to learn who it serves:
+// cap.invoke('caller', 'current') answers the Principal of the request (or
+// chat turn) being served, which holds no secret.
+const CallerKey = "caller"
+
+// DefaultReserved are the prefixes reserved for system routes. No agent
+// route may be declared under them, and no request under them ever reaches
+// an agent route.
+var DefaultReserved = []string{"/api", "/healthz", "/readyz", "/metrics"}
+
 // MaxBodyBytes is the largest request body a route receives.
 const MaxBodyBytes = 1 << 20
 
 // Service is the value of Key: the handler that serves every route.
 type Service interface {
 	http.Handler
+	// AppHandler serves every route but the Admin ones, for an application
+	// listener separate from the admin listener.
+	AppHandler() http.Handler
 	// Routes lists the routes being served, in contribution order.
 	Routes() []RouteInfo
+	// Secured reports whether any credential is configured: then every
+	// route with a Scope needs a credential that holds it.
+	Secured() bool
 }
 
 // RouteInfo describes a served route.
@@ -29,6 +56,7 @@ type RouteInfo struct {
 	Method string `json:"method"`
 	Path   string `json:"path"`
 	Plugin string `json:"plugin"`
+	Scope  Scope  `json:"scope,omitempty"`
 }
 
 // Route is a route contributed by a system plugin.
@@ -36,6 +64,16 @@ type Route struct {
 	Method  string
 	Path    string
 	Handler Handler
+	// Scope is what a credential needs to call the route once any
+	// credential is configured. Every system route under /api needs one;
+	// "" leaves the route open (/healthz, /readyz).
+	Scope Scope
+	// Public, when set, reports whether this request needs no credential
+	// at all, for example a read of a collection declared public.
+	Public func(r *Request) bool
+	// Admin routes are served only on the admin listener when the kernel
+	// has one (Service.AppHandler leaves them out).
+	Admin bool
 }
 
 // Handler serves one request.
@@ -121,7 +159,7 @@ func KindOf(err error) Kind {
 		return e.Kind
 	}
 	switch kernel.CodeOf(err) {
-	case kernel.CodeValidation, kernel.CodeUndeclaredKey, kernel.CodeUnknownPoint:
+	case kernel.CodeValidation, kernel.CodeUndeclaredKey, kernel.CodeUndeclaredPoint, kernel.CodeUnknownPoint:
 		return KindValidation
 	case kernel.CodeNotFound:
 		return KindNotFound
@@ -131,4 +169,86 @@ func KindOf(err error) Kind {
 		return KindForbidden
 	}
 	return KindInternal
+}
+
+// Scope is what a credential may do. Routes name the scope they need.
+type Scope string
+
+// The scopes.
+const (
+	// ScopeRead reads state, events, approvals, metrics and data.
+	ScopeRead Scope = "read"
+	// ScopeChat chats with the agent and submits plugins (which the judge
+	// still gates).
+	ScopeChat Scope = "chat"
+	// ScopeApprove decides pending approvals.
+	ScopeApprove Scope = "approve"
+	// ScopeAdmin enables, disables and uninstalls agent plugins and writes data.
+	ScopeAdmin Scope = "admin"
+)
+
+// Scopes lists every scope.
+var Scopes = []Scope{ScopeRead, ScopeChat, ScopeApprove, ScopeAdmin}
+
+// ParseScopes parses a comma-separated list of scope names, refusing an
+// unknown or repeated one by name.
+func ParseScopes(list string) ([]Scope, error) {
+	var out []Scope
+	for _, name := range strings.Split(list, ",") {
+		s := Scope(strings.TrimSpace(name))
+		if !slices.Contains(Scopes, s) {
+			return nil, fmt.Errorf("unknown scope %q (want read, chat, approve or admin)", s)
+		}
+		if slices.Contains(out, s) {
+			return nil, fmt.Errorf("scope %q listed twice", s)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Credential is a bearer token with a name and the scopes it grants.
+type Credential struct {
+	Name   string
+	Token  string
+	Scopes []Scope
+}
+
+// Principal is who a request comes from, as handlers and agent code see it:
+// a name and scopes, never a secret. The zero Principal is anonymous.
+type Principal struct {
+	Authenticated bool    `json:"authenticated"`
+	Name          string  `json:"name,omitempty"`
+	Scopes        []Scope `json:"scopes,omitempty"`
+}
+
+// Has reports whether the principal holds scope.
+func (p Principal) Has(scope Scope) bool { return slices.Contains(p.Scopes, scope) }
+
+// Authenticator is an item of AuthenticatorPoint: it recognizes requests
+// by something other than a configured bearer token (an auth plugin's
+// sessions, say) and says who they come from.
+type Authenticator struct {
+	Name         string
+	Authenticate func(r *http.Request) (Principal, bool)
+}
+
+// Options configure the http plugin.
+type Options struct {
+	// Credentials are the bearer tokens the kernel accepts. With none (and
+	// no authenticator contributed) every route is open.
+	Credentials []Credential
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying p.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal ctx carries, or the anonymous one.
+func PrincipalFrom(ctx context.Context) Principal {
+	p, _ := ctx.Value(principalKey{}).(Principal)
+	return p
 }

@@ -24,7 +24,7 @@ func setup(t *testing.T, plugins ...kernel.Plugin) fixture {
 	t.Helper()
 	exec := kerneltest.NewExecutor()
 	k := kernel.New(kernel.Options{Executor: exec})
-	for _, p := range append([]kernel.Plugin{smshttp.Plugin()}, plugins...) {
+	for _, p := range append([]kernel.Plugin{smshttp.Plugin(smshttp.Options{})}, plugins...) {
 		if err := k.Install(p); err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestAgentRoute(t *testing.T) {
 		_, err := h.Contribute(ctx, smshttp.RoutePoint, kerneltest.JSON(map[string]any{"method": "GET", "path": "/hi/:name", "handler": handler}))
 		return err
 	})
-	if err := kerneltest.Agent(ctx, f.k, kernel.Manifest{ID: "agent.hi", Version: "1"}, "route"); err != nil {
+	if err := kerneltest.Agent(ctx, f.k, kernel.Manifest{ID: "agent.hi", Version: "1", Points: []string{smshttp.RoutePoint}}, "route"); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.do(t, "GET", "/hi/ada", ""); got.status != 201 || got.body != `{"hello":"ada"}` {

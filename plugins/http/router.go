@@ -15,10 +15,14 @@ import (
 type route struct {
 	id      string // the contribution's id
 	plugin  string
+	system  bool // contributed by a system plugin
 	method  string
 	path    string
 	parts   []string // pattern segments; ":name" is a parameter
 	handler Handler
+	scope   Scope
+	public  func(*Request) bool
+	admin   bool
 }
 
 // table is the routing table. Reads (requests) and writes (contributions)
@@ -34,11 +38,12 @@ type table struct {
 func parseItem(item any) (*route, error) {
 	var method, path string
 	var h Handler
+	var sys *Route
 	switch it := item.(type) {
 	case Route:
-		method, path, h = it.Method, it.Path, it.Handler
+		sys = &it
 	case *Route:
-		method, path, h = it.Method, it.Path, it.Handler
+		sys = it
 	case map[string]any:
 		method, _ = it["method"].(string)
 		path, _ = it["path"].(string)
@@ -49,6 +54,9 @@ func parseItem(item any) (*route, error) {
 		h = agentHandler(fn)
 	default:
 		return nil, fmt.Errorf("a route is {method, path, handler}, got %T", item)
+	}
+	if sys != nil {
+		method, path, h = sys.Method, sys.Path, sys.Handler
 	}
 	if h == nil {
 		return nil, fmt.Errorf("route %s %s has no handler", method, path)
@@ -61,7 +69,11 @@ func parseItem(item any) (*route, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &route{method: method, path: path, parts: parts, handler: h}, nil
+	r := &route{method: method, path: path, parts: parts, handler: h}
+	if sys != nil {
+		r.scope, r.public, r.admin = sys.Scope, sys.Public, sys.Admin
+	}
+	return r, nil
 }
 
 func parsePattern(path string) ([]string, error) {
@@ -120,17 +132,19 @@ func (t *table) remove(id string) {
 	t.routes = slices.DeleteFunc(t.routes, func(r *route) bool { return r.id == id })
 }
 
-// match finds the most specific route for method and path: at the first
-// segment where two candidates differ, a literal beats a parameter.
-func (t *table) match(method, path string) (*route, map[string]string) {
+// match finds the route for method and path: the most specific system
+// route if one matches, else, outside the reserved prefixes, the most
+// specific agent route (at the first segment where two candidates differ,
+// a literal beats a parameter). System routes win every match, so no agent
+// route can shadow one, whatever its pattern. Admin routes are skipped
+// when admin is false.
+func (t *table) match(method, path string, reserved func([]string) bool, admin bool) (*route, map[string]string) {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	var best *route
-	for _, r := range t.routes {
-		if r.method == method && r.matches(segs) && (best == nil || r.moreSpecific(best)) {
-			best = r
-		}
+	best := t.best(method, segs, admin, true)
+	if best == nil && !reserved(segs) {
+		best = t.best(method, segs, admin, false)
 	}
 	if best == nil {
 		return nil, nil
@@ -142,6 +156,19 @@ func (t *table) match(method, path string) (*route, map[string]string) {
 		}
 	}
 	return best, params
+}
+
+// best returns the most specific route of one tier matching segs; the
+// caller holds t.mu.
+func (t *table) best(method string, segs []string, admin, system bool) *route {
+	var best *route
+	for _, r := range t.routes {
+		if r.system == system && (admin || !r.admin) && r.method == method && r.matches(segs) &&
+			(best == nil || r.moreSpecific(best)) {
+			best = r
+		}
+	}
+	return best
 }
 
 func (r *route) matches(segs []string) bool {
@@ -171,13 +198,14 @@ func (t *table) infos() []RouteInfo {
 	defer t.mu.RUnlock()
 	out := make([]RouteInfo, 0, len(t.routes))
 	for _, r := range t.routes {
-		out = append(out, RouteInfo{Method: r.method, Path: r.path, Plugin: r.plugin})
+		out = append(out, RouteInfo{Method: r.method, Path: r.path, Plugin: r.plugin, Scope: r.scope})
 	}
 	return out
 }
 
 // agentHandler adapts an agent plugin's function to a Handler: the request
-// crosses as a JSON snapshot and the result is read as {status, headers, body}.
+// crosses as a JSON snapshot (the server has already taken every
+// credential out of it) and the result is read as {status, headers, body}.
 func agentHandler(fn kernel.Func) Handler {
 	return func(ctx context.Context, r *Request) (*Response, error) {
 		out, err := fn(ctx, r)

@@ -2,26 +2,58 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // server is the Service: it serves the routing table.
 type server struct {
-	routes *table
-	logger *slog.Logger
+	routes   *table
+	logger   *slog.Logger
+	creds    []credential
+	reserved *reservations
+
+	mu    sync.RWMutex
+	auths map[string]Authenticator // by contribution id
 }
 
 func (s *server) Routes() []RouteInfo { return s.routes.infos() }
 
-func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rt, params := s.routes.match(r.Method, r.URL.Path)
+func (s *server) authenticators() []Authenticator {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]Authenticator, 0, len(s.auths))
+	for _, a := range s.auths {
+		out = append(out, a)
+	}
+	return out
+}
+
+// ServeHTTP serves every route.
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serve(w, r, true) }
+
+// AppHandler implements Service: every route but the admin ones.
+func (s *server) AppHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, false) })
+}
+
+func (s *server) serve(w http.ResponseWriter, r *http.Request, admin bool) {
+	rt, params := s.routes.match(r.Method, r.URL.Path, s.reserved.covers, admin)
 	if rt == nil {
 		WriteError(w, Errorf(KindNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)))
+		return
+	}
+	req := &Request{Method: r.Method, Path: r.URL.Path, Params: params, Query: firsts(r.URL.Query()),
+		Headers: firsts(r.Header), Raw: r}
+	who := s.authenticate(r)
+	if err := s.admit(rt, who, req); err != nil {
+		WriteError(w, err)
 		return
 	}
 	body, err := readBody(r)
@@ -29,9 +61,11 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	req := &Request{Method: r.Method, Path: r.URL.Path, Params: params, Query: firsts(r.URL.Query()),
-		Headers: firsts(r.Header), Body: body, Raw: r}
-	resp, err := call(rt, req)
+	req.Body = body
+	if !rt.system {
+		req = s.forAgent(req)
+	}
+	resp, err := call(WithPrincipal(r.Context(), who), rt, req)
 	if err == nil {
 		err = writeResponse(w, resp)
 	}
@@ -45,13 +79,13 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // call runs the handler; a panic becomes an internal error.
-func call(rt *route, req *Request) (resp *Response, err error) {
+func call(ctx context.Context, rt *route, req *Request) (resp *Response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("handler panicked: %v", p)
 		}
 	}()
-	return rt.handler(req.Raw.Context(), req)
+	return rt.handler(ctx, req)
 }
 
 // readBody reads at most MaxBodyBytes and decodes JSON bodies.

@@ -208,7 +208,7 @@ func TestAgentJob(t *testing.T) {
 		_, err := h.Contribute(ctx, scheduler.SchedulePoint, kerneltest.JSON(map[string]any{"name": "nightly", "everyMs": 5000, "handler": fn}))
 		return err
 	})
-	if err := kerneltest.Agent(ctx, f.k, kernel.Manifest{ID: "agent.nightly", Version: "1"}, "nightly"); err != nil {
+	if err := kerneltest.Agent(ctx, f.k, kernel.Manifest{ID: "agent.nightly", Version: "1", Points: []string{scheduler.SchedulePoint}}, "nightly"); err != nil {
 		t.Fatalf("propose agent.nightly: %v", err)
 	}
 	f.tick(t, 0)

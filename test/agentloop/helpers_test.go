@@ -21,7 +21,7 @@ const doublerCode = `export default async function activate(cap) { await cap.con
 // defineDoubler is a turn that submits the doubler plugin.
 func defineDoubler() []contracts.Block {
 	return []contracts.Block{toolUse("plugin_define", map[string]any{
-		"manifest": map[string]any{"id": "agent.doubler", "version": "1"}, "code": doublerCode})}
+		"manifest": map[string]any{"id": "agent.doubler", "version": "1", "points": []string{"tool"}}, "code": doublerCode})}
 }
 
 func toolUse(name string, input any) contracts.Block {

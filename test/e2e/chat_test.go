@@ -36,7 +36,7 @@ func toolUse(name string, input any) map[string]any {
 }
 
 func define(id, code string) map[string]any {
-	return toolUse("plugin_define", map[string]any{"manifest": map[string]any{"id": id, "version": "1"}, "code": code})
+	return toolUse("plugin_define", map[string]any{"manifest": map[string]any{"id": id, "version": "1", "points": points(code)}, "code": code})
 }
 
 // stepResults returns the results of a chat reply's steps, by tool name.
@@ -137,7 +137,8 @@ func TestChatStreamWithPendingApproval(t *testing.T) {
 		t.Fatalf("the pending route answered %d before approval", r.status)
 	}
 	id, _ := list[0].(map[string]any)["id"].(string)
-	if r := k.do(call{"POST", "/api/approvals/" + id + "/approve", "", map[string]string{"by": "ada"}}); r.str("status") != "mounted" {
+	hash, _ := list[0].(map[string]any)["codeHash"].(string)
+	if r := k.do(call{"POST", "/api/approvals/" + id + "/approve", "", map[string]string{"by": "ada", "codeHash": hash}}); r.str("status") != "mounted" {
 		t.Fatalf("approve = %s", r.text)
 	}
 	if r := k.do(call{"GET", "/hi", "", nil}); r.text != "hi" {

@@ -20,8 +20,21 @@ func kernelArgs(t *testing.T, extra ...string) []string {
 	return append([]string{"--store", "sqlite:" + filepath.Join(dir, "data", "kernel.db"), "--admin-token-file", tokenFile}, extra...)
 }
 
+// plugin returns the JSON form of an agent plugin; code that contributes a
+// route or a tool declares that point.
 func plugin(id, code string) map[string]any {
-	return map[string]any{"manifest": map[string]any{"id": id, "version": "1"}, "code": code}
+	return map[string]any{"manifest": map[string]any{"id": id, "version": "1", "points": points(code)}, "code": code}
+}
+
+// points returns the points code contributes to, as its manifest declares them.
+func points(code string) []string {
+	out := []string{}
+	for _, p := range []string{"route", "tool", "prompt", "schedule"} {
+		if strings.Contains(code, "contribute('"+p+"'") {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 const helloCode = `export default async function activate(cap) {
@@ -67,7 +80,7 @@ func TestAgentRouteAcrossRestarts(t *testing.T) {
 	if r := k.do(call{"DELETE", "/api/plugins/agent.hello", token, nil}); r.status != 200 {
 		t.Fatalf("uninstall = %d %s", r.status, r.text)
 	}
-	if s := k.do(call{"GET", "/api/state", "", nil}); strings.Contains(s.text, "agent.hello") {
+	if s := k.do(call{"GET", "/api/state", token, nil}); strings.Contains(s.text, "agent.hello") {
 		t.Fatalf("state still lists the uninstalled plugin: %.300s", s.text)
 	}
 	k.stop()

@@ -35,11 +35,11 @@ func TestRejectionsNameTheirGate(t *testing.T) {
 			}
 		})
 	}
-	events := k.do(call{"GET", "/api/events?limit=1000", "", nil})
+	events := k.do(call{"GET", "/api/events?limit=1000", token, nil})
 	if n := strings.Count(events.text, `"type":"judge/rejected"`); n != len(cases) {
 		t.Fatalf("event log has %d judge/rejected events, want %d", n, len(cases))
 	}
-	if s := k.do(call{"GET", "/api/state", "", nil}); strings.Contains(s.text, `"trust":"agent"`) {
+	if s := k.do(call{"GET", "/api/state", token, nil}); strings.Contains(s.text, `"trust":"agent"`) {
 		t.Fatalf("a rejected plugin was installed: %.400s", s.text)
 	}
 }
@@ -70,11 +70,11 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	state := k.do(call{"GET", "/api/state", "", nil})
+	state := k.do(call{"GET", "/api/state", token, nil})
 	if strings.Contains(state.text, `"id":"agent.x"`) || !strings.Contains(state.text, pending.str("approvalId")) {
 		t.Fatalf("bad input changed the state: %.400s", state.text)
 	}
-	events := k.do(call{"GET", "/api/events?limit=1000", "", nil})
+	events := k.do(call{"GET", "/api/events?limit=1000", token, nil})
 	for _, typ := range []string{"judge/submitted", "judge/pending"} {
 		if !strings.Contains(events.text, `"type":"`+typ+`"`) {
 			t.Fatalf("event log lacks %s", typ)

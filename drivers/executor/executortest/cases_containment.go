@@ -9,6 +9,7 @@ import (
 
 var containmentCases = []testCase{
 	{"GlobalsAreStandardOnly", testGlobals},
+	{"NoCodeFromStrings", testNoCodeFromStrings},
 	{"TamperingDoesNotChangeTheBridge", testTampering},
 	{"HostChecksStillApply", testHostChecks},
 	{"PluginsDoNotShareGlobals", testSeparateGlobals},
@@ -18,27 +19,22 @@ var containmentCases = []testCase{
 // ECMAScript built-ins goja provides, and nothing of the host's.
 var standardGlobals = strings.Fields(`Object Function Array String Number BigInt RegExp Date Boolean
 	Proxy Reflect Error AggregateError TypeError ReferenceError SyntaxError RangeError EvalError URIError
-	GoError eval Math JSON ArrayBuffer DataView Uint8Array Uint8ClampedArray Int8Array Uint16Array Int16Array
+	Math JSON ArrayBuffer DataView Uint8Array Uint8ClampedArray Int8Array Uint16Array Int16Array
 	Uint32Array Int32Array Float32Array Float64Array BigInt64Array BigUint64Array Symbol WeakSet WeakMap Map
 	Set Promise globalThis NaN undefined Infinity isNaN parseInt parseFloat isFinite decodeURI
 	decodeURIComponent encodeURI encodeURIComponent escape unescape`)
 
-// Agent code, however it reaches the global object (directly, through
-// Function, indirect eval or a bridge function's constructor), finds only
-// standard built-ins: no host function, no module system, no process.
-// Seen failing (goja) with the host function also set as a global.
+// Agent code finds only standard built-ins on its global object: no host
+// function, no module system, no process, and neither eval nor GoError.
+// Seen failing (goja) with the host function also set as a global, and
+// with lockdown not run.
 func testGlobals(t *testing.T, f Factory) {
 	env := NewEnv(t, f(t, normal))
 	m := agent("agent.globals")
 	m.Provide = []string{"agent.found"}
 	mustMount(t, env.K, m, `export default async function activate(cap) {
-	const names = (g) => Object.getOwnPropertyNames(g);
 	await cap.provide('agent.found', {
-		direct: names(globalThis),
-		viaFunction: names(Function('return this')()),
-		viaEval: names((0, eval)('this')),
-		viaBridge: names(await cap.get.constructor('return this')()),
-		hostVisible: await cap.get.constructor('return typeof host')(),
+		direct: Object.getOwnPropertyNames(globalThis),
 		thisAtTop: typeof this,
 	});
 }`)
@@ -47,15 +43,66 @@ func testGlobals(t *testing.T, f Factory) {
 		t.Fatal(err)
 	}
 	found := v.(map[string]any)
-	for _, route := range []string{"direct", "viaFunction", "viaEval", "viaBridge"} {
-		for _, name := range found[route].([]any) {
-			if !slices.Contains(standardGlobals, name.(string)) {
-				t.Errorf("%s: global %q is not a standard built-in", route, name)
-			}
+	for _, name := range found["direct"].([]any) {
+		if !slices.Contains(standardGlobals, name.(string)) {
+			t.Errorf("global %q is not a standard built-in", name)
 		}
 	}
-	wantEqual(t, "typeof host from dynamic code", found["hostVisible"], "undefined")
 	wantEqual(t, "typeof this at the top level (strict)", found["thisAtTop"], "undefined")
+}
+
+// codeFromStrings are ways to compile code at run time, spelled so that
+// the source-lint gate cannot see them; every one must throw.
+var codeFromStrings = []string{
+	`Function('return 1')()`,
+	`new Function('return 1')()`,
+	`(() => {})[['con', 'struc', 'tor'].join('')]('return 6*7')()`,
+	`globalThis['ev' + 'al']('20+22')`,
+	`(0, globalThis.eval)('1')`,
+	`Reflect.construct(Function, ['return 1'])()`,
+	`Reflect.construct(Object.getPrototypeOf(async function () {})['constr' + 'uctor'], ['return 1'])`,
+	`Object.getPrototypeOf(function* () {})['constr' + 'uctor']('yield 1')().next()`,
+	`Reflect.get(Object.getPrototypeOf(() => 0), 'constr' + 'uctor')('return 1')()`,
+	`({})['constr' + 'uctor']['constr' + 'uctor']('return 1')()`,
+	`[].map['constr' + 'uctor']('return 1')()`,
+	`cap.get['constr' + 'uctor']('return 1')()`,
+	`Object.getOwnPropertyDescriptor(Function.prototype, 'constr' + 'uctor').value('return 1')()`,
+	`Object.getPrototypeOf(Object.getPrototypeOf(async () => {}))['constr' + 'uctor']('return 1')()`,
+	`Function.prototype[Symbol.hasInstance]['constr' + 'uctor']('return 1')()`,
+	`Object.defineProperty(Function.prototype, 'constr' + 'uctor', { value: 1 })`,
+	`(delete Function.prototype['constr' + 'uctor'])`,
+	`new (Object.getPrototypeOf(function* () {})['constr' + 'uctor'])('yield 1')`,
+	`GoError('x')`,
+}
+
+// No code from strings: every function constructor throws and eval is
+// absent, however agent code reaches them. Seen failing (goja: most forms
+// returned a value) with lockdown not run.
+func testNoCodeFromStrings(t *testing.T, f Factory) {
+	env := NewEnv(t, f(t, normal))
+	m := agent("agent.codegen")
+	m.Provide = []string{"agent.outcomes"}
+	attempts := make([]string, len(codeFromStrings))
+	for i, form := range codeFromStrings {
+		attempts[i] = "() => " + form
+	}
+	mustMount(t, env.K, m, `export default async function activate(cap) {
+	const forms = [`+strings.Join(attempts, ",\n\t\t")+`];
+	const out = [];
+	for (const form of forms) {
+		try { form(); out.push('ran'); } catch (e) { out.push('threw'); }
+	}
+	await cap.provide('agent.outcomes', out);
+}`)
+	v, err := env.K.GetValue("agent.outcomes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, outcome := range v.([]any) {
+		if outcome != "threw" {
+			t.Errorf("%s: %s, want a throw", codeFromStrings[i], outcome)
+		}
+	}
 }
 
 // Replacing JSON, Map, Array or Object.prototype members before the
@@ -98,6 +145,7 @@ func testHostChecks(t *testing.T, f Factory) {
 	env := NewEnv(t, f(t, normal))
 	m := agent("agent.probe")
 	m.Optional, m.Provide = []string{KeySecret}, []string{"agent.out"}
+	m.Points = []string{"sys-only"} // declared, so the kernel's trust check is what refuses it
 	mustMount(t, env.K, m, `export default async function activate(cap) {
 	Object.prototype.get = () => 'forged';
 	const out = [];

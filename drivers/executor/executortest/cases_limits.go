@@ -9,6 +9,29 @@ import (
 var limitCases = []testCase{
 	{"OversizedValuesAreRefused", testOversized},
 	{"OversizedHostValues", testOversizedHostValue},
+	{"BridgeFloodIsBounded", testBridgeFlood},
+}
+
+// A flood of cap calls nobody awaits fails its call at the bridge budget
+// instead of growing the process: the host sees a bounded number of them,
+// the plugin is stopped, and the kernel and other plugins keep serving.
+// Seen failing (goja: all 200000 calls reached the host, and the process
+// grew by hundreds of MB) with charge returning nil.
+func testBridgeFlood(t *testing.T, f Factory) {
+	env := NewEnv(t, f(t, normal))
+	m := agent("agent.flood")
+	m.Inject = []string{KeyService}
+	mustMount(t, env.K, m, toolPlugin("flood", `async () => {
+	for (let i = 0; i < 200000; i++) { cap.invoke('svc', 'echo', i).catch(() => {}); }
+	return 'survived';
+}`))
+	_, err := tool(t, env.K, "flood")(context.Background())
+	wantErr(t, err, "bridge budget exceeded", "waiting for an answer at once")
+	if n := env.Service.Calls(); n > 1001 {
+		t.Fatalf("the host saw %d cap calls, want at most the 1000 in flight the budget allows", n)
+	}
+	mustMount(t, env.K, agent("agent.after"), toolPlugin("ok", `() => 'ok'`))
+	wantEqual(t, "another plugin after the flood", call(t, tool(t, env.K, "ok")), "ok")
 }
 
 // Values over the snapshot limits fail with a message naming the limit,

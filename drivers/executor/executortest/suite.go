@@ -125,7 +125,10 @@ func wantState(t testing.TB, k *kernel.Kernel, id string, want kernel.State) {
 }
 
 // agent returns a manifest for an agent plugin with the given id.
-func agent(id string) kernel.Manifest { return kernel.Manifest{ID: id, Version: "1"} }
+// agent returns a manifest declaring the tool point, which most cases use.
+func agent(id string) kernel.Manifest {
+	return kernel.Manifest{ID: id, Version: "1", Points: []string{PointTool}}
+}
 
 // toolPlugin wraps handler (a JavaScript function expression) into code that
 // contributes it as the tool name.

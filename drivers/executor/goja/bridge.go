@@ -3,6 +3,7 @@ package goja
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -43,6 +44,9 @@ func (u *unit) hostFunc(call js.FunctionCall) js.Value {
 		return u.rt.ToValue(p)
 	}
 	req, err := u.hostRequest(call)
+	if err == nil {
+		err = u.charge(j, int64(len(req.Data)+len(req.Name)+len(req.Method)), 1)
+	}
 	switch {
 	case err != nil:
 		_ = reject(u.newError(err.Error()))
@@ -135,6 +139,9 @@ func (u *unit) answerSlice(c *hostCallState, raw json.RawMessage, err error) fun
 	return func() {
 		c.j.inflight--
 		u.slice(c.j, func() error {
+			if err == nil {
+				err = u.charge(c.j, int64(len(raw)), 0)
+			}
 			if err != nil {
 				return c.reject(u.newError(err.Error()))
 			}
@@ -177,4 +184,31 @@ func (u *unit) newError(msg string) js.Value {
 		return u.rt.ToValue(msg)
 	}
 	return obj
+}
+
+// errBridgeBudget is wrapped by the error of a job that asked too much of
+// the host (Options.MaxHostCalls, MaxHostInFlight, MaxHostBytes).
+var errBridgeBudget = errors.New("bridge budget exceeded")
+
+// charge counts a host call (calls is 1) or an answer (calls is 0) of size
+// bytes against j's budget. Past the budget it interrupts the JavaScript
+// running now, so the job fails whatever the code catches, and returns
+// the error for the promise at hand. Loop only.
+func (u *unit) charge(j *job, bytes int64, calls int) error {
+	j.calls += calls
+	j.bytes += bytes
+	var over string
+	switch {
+	case j.calls > u.opts.MaxHostCalls:
+		over = fmt.Sprintf("more than %d cap calls", u.opts.MaxHostCalls)
+	case calls > 0 && j.inflight >= u.opts.MaxHostInFlight:
+		over = fmt.Sprintf("more than %d cap calls waiting for an answer at once", u.opts.MaxHostInFlight)
+	case j.bytes > u.opts.MaxHostBytes:
+		over = fmt.Sprintf("more than %d bytes through cap calls", u.opts.MaxHostBytes)
+	default:
+		return nil
+	}
+	err := fmt.Errorf("%w: %s made %s in one %s", errBridgeBudget, u.plugin, over, j.kind())
+	u.interrupt(j, err)
+	return err
 }

@@ -21,6 +21,9 @@ const (
 	DefaultMaxCallStackSize = 1024
 	DefaultMaxSourceBytes   = 256 << 10
 	DefaultMaxSourceNesting = 64
+	DefaultMaxHostCalls     = 10000
+	DefaultMaxHostInFlight  = 1000
+	DefaultMaxHostBytes     = 64 << 20
 )
 
 // ErrDeadline is wrapped by the error of an activation or call that did not
@@ -49,6 +52,16 @@ type Options struct {
 	// MaxSourceBytes and MaxSourceNesting bound the code Load accepts.
 	MaxSourceBytes   int
 	MaxSourceNesting int
+	// MaxHostCalls, MaxHostInFlight and MaxHostBytes bound what one
+	// activation or one call may ask of the host through the bridge: cap
+	// calls made, cap calls not yet answered, and bytes crossing either
+	// way. Past any of them the JavaScript is interrupted and the call
+	// fails, so a flood of cap calls fails its call instead of growing the
+	// process. Defaults DefaultMaxHostCalls, DefaultMaxHostInFlight and
+	// DefaultMaxHostBytes.
+	MaxHostCalls    int
+	MaxHostInFlight int
+	MaxHostBytes    int64
 	// Now is the source of Date; Rand the source of Math.random. Tests pass
 	// fixed ones. Defaults: time.Now and math/rand/v2.
 	Now  func() time.Time
@@ -72,6 +85,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSourceNesting <= 0 {
 		o.MaxSourceNesting = DefaultMaxSourceNesting
+	}
+	if o.MaxHostCalls <= 0 {
+		o.MaxHostCalls = DefaultMaxHostCalls
+	}
+	if o.MaxHostInFlight <= 0 {
+		o.MaxHostInFlight = DefaultMaxHostInFlight
+	}
+	if o.MaxHostBytes <= 0 {
+		o.MaxHostBytes = DefaultMaxHostBytes
 	}
 	if o.Now == nil {
 		o.Now = time.Now

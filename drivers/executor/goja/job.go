@@ -46,6 +46,8 @@ type job struct {
 	promise  *js.Promise // the promise of its outcome, or nil
 	value    js.Value    // its outcome, when not a promise
 	inflight int         // host calls started on its behalf and not yet answered
+	calls    int         // host calls started on its behalf in all
+	bytes    int64       // bytes its host calls sent and received
 }
 
 type result struct {
@@ -55,6 +57,14 @@ type result struct {
 
 func newJob(ctx context.Context, what string) *job {
 	return &job{ctx: ctx, what: what}
+}
+
+// kind names what the job is, for messages: "activation" or "call".
+func (j *job) kind() string {
+	if j.activation {
+		return "activation"
+	}
+	return "call"
 }
 
 // finish reports the job's outcome, once.

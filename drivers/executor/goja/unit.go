@@ -71,6 +71,9 @@ func newUnit(plugin string, prg *js.Program, opts Options) (*unit, error) {
 		fns: map[string]*js.Object{}, fnIDs: map[*js.Object]string{}, active: map[*job]struct{}{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}
+	if err := lockdown(u.rt); err != nil {
+		return nil, err
+	}
 	h, err := installHarness(u.rt, u.hostFunc)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ import (
 
 func mount(t *testing.T, k *kernel.Kernel, id, code string) error {
 	t.Helper()
-	m := kernel.Manifest{ID: id, Version: "1"}
+	m := kernel.Manifest{ID: id, Version: "1", Points: []string{"tool"}}
 	auth, err := k.Authorize(m, kernel.HashCode([]byte(code)))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,97 @@
+package http
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// authenticate says who r comes from: a configured credential named by
+// its bearer token, else an authenticator's principal, else anonymous.
+func (s *server) authenticate(r *http.Request) Principal {
+	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		sum := sha256.Sum256([]byte(tok))
+		for _, c := range s.creds {
+			if subtle.ConstantTimeCompare(sum[:], c.sum[:]) == 1 {
+				return Principal{Authenticated: true, Name: c.Name, Scopes: slices.Clone(c.Scopes)}
+			}
+		}
+	}
+	for _, a := range s.authenticators() {
+		if p, ok := a.Authenticate(r); ok && p.Authenticated {
+			return p
+		}
+	}
+	return Principal{}
+}
+
+// Secured implements Service.
+func (s *server) Secured() bool { return len(s.creds) > 0 || len(s.authenticators()) > 0 }
+
+// admit checks that who may call rt; req is the request as handlers see it.
+func (s *server) admit(rt *route, who Principal, req *Request) error {
+	if rt.scope == "" || !s.Secured() || rt.public != nil && rt.public(req) {
+		return nil
+	}
+	if !who.Authenticated {
+		return Errorf(KindAuth, fmt.Sprintf("%s %s needs Authorization: Bearer <token> with the %s scope", rt.method, rt.path, rt.scope))
+	}
+	if !who.Has(rt.scope) {
+		return Errorf(KindForbidden, fmt.Sprintf("credential %s lacks the %s scope that %s %s needs", who.Name, rt.scope, rt.method, rt.path))
+	}
+	return nil
+}
+
+// credential is a configured credential with its token hashed, so that
+// comparing tokens takes the same time whatever their lengths.
+type credential struct {
+	Credential
+	sum [sha256.Size]byte
+}
+
+func hashCredentials(list []Credential) []credential {
+	out := make([]credential, 0, len(list))
+	for _, c := range list {
+		if c.Token == "" {
+			continue
+		}
+		out = append(out, credential{Credential: c, sum: sha256.Sum256([]byte(c.Token))})
+	}
+	return out
+}
+
+// credentialHeaders never reach agent code.
+var credentialHeaders = []string{"authorization", "proxy-authorization", "cookie"}
+
+// forAgent returns the request as an agent handler receives it: no
+// credential headers, and no header or query value that holds a
+// configured token. Raw never crosses to agent code.
+func (s *server) forAgent(r *Request) *Request {
+	out := *r
+	out.Raw = nil
+	out.Headers = make(map[string]string, len(r.Headers))
+	for k, v := range r.Headers {
+		if !slices.Contains(credentialHeaders, k) && !s.holdsToken(v) {
+			out.Headers[k] = v
+		}
+	}
+	out.Query = make(map[string]string, len(r.Query))
+	for k, v := range r.Query {
+		if !s.holdsToken(v) {
+			out.Query[k] = v
+		}
+	}
+	return &out
+}
+
+func (s *server) holdsToken(v string) bool {
+	for _, c := range s.creds {
+		if strings.Contains(v, c.Token) {
+			return true
+		}
+	}
+	return false
+}
