@@ -52,13 +52,27 @@ func (d *Deps) poll() time.Duration {
 // AdminTokenSecretName names the Secret holding a tenant's admin token.
 func AdminTokenSecretName(tenant string) string { return tenant + "-kernel-admin" }
 
-// adminTokenKey is the key of the token in that Secret.
-const adminTokenKey = "token"
+// ChatTokenSecretName names the Secret holding a tenant's chat credential.
+func ChatTokenSecretName(tenant string) string { return tenant + "-kernel-chat" }
+
+// adminTokenKey is the key of the token in those Secrets; the chat Secret
+// also holds tokenAuthKey, the kernel's --token-auth-file.
+const (
+	adminTokenKey = "token"
+	tokenAuthKey  = "tokens.csv"
+)
+
+// ChatCredential is the name the kernel knows the chat credential by, and
+// the scopes it holds.
+const (
+	ChatCredential = "chat"
+	chatScopes     = "read,chat"
+)
 
 // kernelFor returns a client for the tenant's kernel, or an error saying
 // why the kernel cannot be reached yet.
 func (d *Deps) kernelFor(ctx context.Context, t *smsv1.Tenant) (*kernelclient.Client, error) {
-	if !meta.IsStatusConditionTrue(t.Status.Conditions, smsv1.ConditionReady) || t.Status.Endpoint == "" {
+	if !meta.IsStatusConditionTrue(t.Status.Conditions, smsv1.ConditionReady) || t.Status.AdminEndpoint == "" {
 		return nil, fmt.Errorf("tenant %s is not ready", t.Name)
 	}
 	var s corev1.Secret
@@ -66,7 +80,7 @@ func (d *Deps) kernelFor(ctx context.Context, t *smsv1.Tenant) (*kernelclient.Cl
 	if err := d.Client.Get(ctx, key, &s); err != nil {
 		return nil, fmt.Errorf("read the admin token of tenant %s: %w", t.Name, err)
 	}
-	return kernelclient.New(t.Status.Endpoint, string(s.Data[adminTokenKey]), d.HTTP), nil
+	return kernelclient.New(t.Status.AdminEndpoint, string(s.Data[adminTokenKey]), d.HTTP), nil
 }
 
 // event records a Kubernetes Event about obj.

@@ -200,7 +200,18 @@ func (w *world) kernel(tenant string) *kernelclient.Client {
 	w.must(w.admin.Get(context.Background(), w.key(tenant), &t))
 	var s corev1.Secret
 	w.must(w.admin.Get(context.Background(), w.key(controllers.AdminTokenSecretName(tenant)), &s))
-	return kernelclient.New(t.Status.Endpoint, string(s.Data["token"]), nil)
+	return kernelclient.New(t.Status.AdminEndpoint, string(s.Data["token"]), nil)
+}
+
+// chatKernel returns a client of the tenant's kernel with the chat
+// credential, the one kubectl sms uses.
+func (w *world) chatKernel(tenant string) *kernelclient.Client {
+	w.t.Helper()
+	var t smsv1.Tenant
+	w.must(w.admin.Get(context.Background(), w.key(tenant), &t))
+	var s corev1.Secret
+	w.must(w.admin.Get(context.Background(), w.key(t.Status.ChatTokenSecret), &s))
+	return kernelclient.New(t.Status.AdminEndpoint, string(s.Data["token"]), nil)
 }
 
 // user returns a client for a user with the given verbs on plugins and

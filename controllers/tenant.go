@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,8 +77,8 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant) (ctrl
 		r.reconciling(t, smsv1.ReasonKernelStarting, err.Error())
 		return ctrl.Result{}, err
 	}
-	t.Status.Endpoint = st.Endpoint
-	t.Status.AdminTokenSecret = spec.AdminTokenSecret
+	t.Status.Endpoint, t.Status.AdminEndpoint = st.Endpoint, st.AdminEndpoint
+	t.Status.AdminTokenSecret, t.Status.ChatTokenSecret = spec.AdminTokenSecret, spec.ChatTokenSecret
 	if t.Spec.Suspend {
 		setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonSuspended, "the tenant is suspended; its data is kept")
 		setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReconciling, false, smsv1.ReasonSuspended, "")
@@ -88,7 +89,7 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant) (ctrl
 		r.reconciling(t, smsv1.ReasonKernelStarting, st.Message)
 		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
 	}
-	kc := kernelclient.New(st.Endpoint, spec.AdminToken, r.HTTP)
+	kc := kernelclient.New(st.AdminEndpoint, spec.AdminToken, r.HTTP)
 	state, err := kc.State(ctx)
 	if err != nil {
 		r.reconciling(t, smsv1.ReasonKernelUnreachable, err.Error())
@@ -141,11 +142,16 @@ func countPlugins(t *smsv1.Tenant, s kernelclient.State) {
 // resolve reads the secrets the tenant refers to, creating its admin
 // token on first use.
 func (r *TenantReconciler) resolve(ctx context.Context, t *smsv1.Tenant) (kernelruntime.Spec, error) {
-	token, err := r.adminToken(ctx, t)
+	admin, err := r.tokenSecret(ctx, t, AdminTokenSecretName(t.Name), nil)
 	if err != nil {
 		return kernelruntime.Spec{}, err
 	}
-	spec := kernelruntime.Spec{Tenant: t, AdminToken: token, AdminTokenSecret: AdminTokenSecretName(t.Name)}
+	chat, err := r.tokenSecret(ctx, t, ChatTokenSecretName(t.Name), chatTokenAuth)
+	if err != nil {
+		return kernelruntime.Spec{}, err
+	}
+	spec := kernelruntime.Spec{Tenant: t, AdminToken: string(admin[adminTokenKey]), AdminTokenSecret: AdminTokenSecretName(t.Name),
+		ChatTokenSecret: ChatTokenSecretName(t.Name), ChatTokenAuth: chat[tokenAuthKey]}
 	if m := t.Spec.Model; m != nil {
 		if m.KeySecretRef != nil {
 			if spec.ModelKey, err = r.secretKey(ctx, t.Namespace, *m.KeySecretRef); err != nil {
@@ -170,36 +176,47 @@ func (r *TenantReconciler) resolve(ctx context.Context, t *smsv1.Tenant) (kernel
 	return spec, nil
 }
 
-// adminToken returns the tenant's admin token, creating its Secret (owned
-// by the tenant) with a random token the first time.
-func (r *TenantReconciler) adminToken(ctx context.Context, t *smsv1.Tenant) (string, error) {
+// tokenSecret returns the data of a token Secret of the tenant, creating
+// it (owned by the tenant) with a random token the first time. more, when
+// set, derives further keys from the token.
+func (r *TenantReconciler) tokenSecret(ctx context.Context, t *smsv1.Tenant, name string,
+	more func(token string) map[string][]byte) (map[string][]byte, error) {
 	var s corev1.Secret
-	key := types.NamespacedName{Namespace: t.Namespace, Name: AdminTokenSecretName(t.Name)}
+	key := types.NamespacedName{Namespace: t.Namespace, Name: name}
 	err := r.Client.Get(ctx, key, &s)
 	if err == nil {
-		if tok := string(s.Data[adminTokenKey]); tok != "" {
-			return tok, nil
+		if len(s.Data[adminTokenKey]) == 0 {
+			return nil, fmt.Errorf("secret %s has no %q key", key.Name, adminTokenKey)
 		}
-		return "", fmt.Errorf("secret %s has no %q key", key.Name, adminTokenKey)
+		return s.Data, nil
 	}
 	if !apierrors.IsNotFound(err) {
-		return "", err
+		return nil, err
 	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
-		return "", err
+		return nil, err
 	}
+	token := hex.EncodeToString(raw)
 	s = corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: map[string]string{smsv1.LabelTenant: t.Name}},
-		Data:       map[string][]byte{adminTokenKey: []byte(hex.EncodeToString(raw))},
+		Data:       map[string][]byte{adminTokenKey: []byte(token)},
+	}
+	if more != nil {
+		maps.Copy(s.Data, more(token))
 	}
 	if err := controllerutil.SetControllerReference(t, &s, r.Scheme); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := r.Client.Create(ctx, &s); err != nil {
-		return "", fmt.Errorf("create the admin token secret: %w", err)
+		return nil, fmt.Errorf("create secret %s: %w", key.Name, err)
 	}
-	return string(s.Data[adminTokenKey]), nil
+	return s.Data, nil
+}
+
+// chatTokenAuth is the kernel's --token-auth-file for the chat credential.
+func chatTokenAuth(token string) map[string][]byte {
+	return map[string][]byte{tokenAuthKey: fmt.Appendf(nil, "%s,%s,%q\n", token, ChatCredential, chatScopes)}
 }
 
 func (r *TenantReconciler) secretKey(ctx context.Context, ns string, ref corev1.SecretKeySelector) (string, error) {

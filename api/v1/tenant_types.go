@@ -153,12 +153,23 @@ type TenantStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// Endpoint is the kernel's HTTP address.
+	// Endpoint is the address of the kernel's application routes.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
-	// AdminTokenSecret names the Secret holding the kernel's admin token.
+	// AdminEndpoint is the address of the kernel's admin API. In a cluster
+	// it is a port of its own that a NetworkPolicy opens to the operator
+	// only; reach it with a port forward.
+	// +optional
+	AdminEndpoint string `json:"adminEndpoint,omitempty"`
+	// AdminTokenSecret names the Secret holding the operator's credential
+	// for the kernel: every scope, approve included. Only the operator
+	// should read it; people approve through Approval objects.
 	// +optional
 	AdminTokenSecret string `json:"adminTokenSecret,omitempty"`
+	// ChatTokenSecret names the Secret (key "token") holding the
+	// credential people use with kubectl sms: read and chat, never approve.
+	// +optional
+	ChatTokenSecret string `json:"chatTokenSecret,omitempty"`
 	// Plugins counts the kernel's agent plugins.
 	// +optional
 	Plugins *PluginCounts `json:"plugins,omitempty"`

@@ -40,6 +40,7 @@ func newOperatorCommand() *cobra.Command {
 	o := &f.opts
 	fl.StringVar(&o.Runtime, "runtime", operator.RuntimeKubernetes, "where kernels run: kubernetes (a StatefulSet per tenant) or local (inside this process)")
 	fl.StringVar(&o.KernelImage, "kernel-image", os.Getenv("SMS_KERNEL_IMAGE"), "image of kernel pods (default $SMS_KERNEL_IMAGE: the operator's own image)")
+	fl.StringVar(&o.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the operator's pods, the only ones kernels admit to their admin port (default $POD_NAMESPACE)")
 	fl.StringVar(&o.DataDir, "data-dir", ".sms/data", "tenants' data under the local runtime")
 	fl.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP); 0 disables it")
 	fl.BoolVar(&o.SecureMetrics, "metrics-secure", true, "serve metrics over HTTPS behind Kubernetes authentication and authorization")

@@ -22,6 +22,7 @@ import (
 // OwnerReferencesPermissionEnforcement admission plugin runs.
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=sms.dev,resources=tenants/finalizers,verbs=update
 
 // ErrStorageChanged means a tenant's storage can no longer be expressed by
@@ -42,17 +43,28 @@ var ErrStorageChanged = errors.New("the storage driver changed from postgres to 
 type Kubernetes struct {
 	client client.Client
 	scheme *runtime.Scheme
-	image  string
+	opts   KubernetesOptions
 }
 
 var _ Runtime = (*Kubernetes)(nil)
 
+// KubernetesOptions configure the kubernetes runtime.
+type KubernetesOptions struct {
+	// Image is the default kernel image, normally the operator's own, so
+	// operator and kernel versions move together. Tenant.spec.image
+	// overrides it.
+	Image string
+	// OperatorNamespace is where the operator's pods run: the kernels'
+	// NetworkPolicy admits pods labelled control-plane=controller-manager
+	// from there, and only them, to the admin port. Empty admits them from
+	// every namespace.
+	OperatorNamespace string
+}
+
 // NewKubernetes returns a runtime that writes kernels' objects through c.
-// scheme knows the Tenant type (for owner references); image is the
-// default kernel image, normally the operator's own, so operator and
-// kernel versions move together. Tenant.spec.image overrides it.
-func NewKubernetes(c client.Client, scheme *runtime.Scheme, image string) *Kubernetes {
-	return &Kubernetes{client: c, scheme: scheme, image: image}
+// scheme knows the Tenant type (for owner references).
+func NewKubernetes(c client.Client, scheme *runtime.Scheme, opts KubernetesOptions) *Kubernetes {
+	return &Kubernetes{client: c, scheme: scheme, opts: opts}
 }
 
 // Ensure creates or updates the tenant's Service and StatefulSet and
@@ -70,11 +82,14 @@ func NewKubernetes(c client.Client, scheme *runtime.Scheme, image string) *Kuber
 // manager stops applying, and the StatefulSet's selector, serviceName and
 // volumeClaimTemplates must be set on create and never touched again.
 func (k *Kubernetes) Ensure(ctx context.Context, spec Spec) (Status, error) {
-	kernel, err := newK8sKernel(spec, k.image)
+	kernel, err := newK8sKernel(spec, k.opts)
 	if err != nil {
 		return Status{}, err
 	}
 	if err := k.ensureService(ctx, kernel); err != nil {
+		return Status{}, err
+	}
+	if err := k.ensureNetworkPolicy(ctx, kernel); err != nil {
 		return Status{}, err
 	}
 	sts, err := k.ensureStatefulSet(ctx, kernel)
@@ -135,6 +150,11 @@ func (k *k8sKernel) mutateService(svc *corev1.Service) {
 		Protocol:   corev1.ProtocolTCP,
 		Port:       k8sPort,
 		TargetPort: intstr.FromString(k8sPortName),
+	}, {
+		Name:       k8sAdminPortName,
+		Protocol:   corev1.ProtocolTCP,
+		Port:       k8sAdminPort,
+		TargetPort: intstr.FromString(k8sAdminPortName),
 	}}
 }
 
@@ -170,7 +190,8 @@ func (k *k8sKernel) replicas() int32 {
 
 // status reads the StatefulSet's status as written by its controller.
 func (k *k8sKernel) status(sts *appsv1.StatefulSet) Status {
-	st := Status{Endpoint: fmt.Sprintf("http://%s.%s.svc:%d", k.name, k.tenant.Namespace, k8sPort)}
+	st := Status{Endpoint: fmt.Sprintf("http://%s.%s.svc:%d", k.name, k.tenant.Namespace, k8sPort),
+		AdminEndpoint: fmt.Sprintf("http://%s.%s.svc:%d", k.name, k.tenant.Namespace, k8sAdminPort)}
 	switch {
 	case k.tenant.Spec.Suspend:
 		st.Message = "suspended"

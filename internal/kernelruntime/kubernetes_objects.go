@@ -21,12 +21,16 @@ const (
 	k8sContainerName = "kernel"
 	k8sPortName      = "http"
 	k8sPort          = KernelPort
+	k8sAdminPortName = "admin"
+	k8sAdminPort     = KernelAdminPort
 	k8sUID           = 65532 // the distroless "nonroot" user
 
 	k8sDataVolume   = "data"
 	k8sDataPath     = "/data"
 	k8sAdminVolume  = "admin-token"
 	k8sAdminPath    = "/var/run/sms/admin"
+	k8sChatVolume   = "chat-tokens"
+	k8sChatPath     = "/var/run/sms/chat"
 	k8sKeyVolume    = "model-key"
 	k8sKeyPath      = "/var/run/sms/model"
 	k8sScriptVolume = "model-script"
@@ -35,6 +39,7 @@ const (
 	k8sTmpPath      = "/tmp"
 
 	k8sAdminTokenKey = "token"
+	k8sTokenAuthKey  = "tokens.csv"
 	k8sKeyFile       = "key"
 	k8sScriptFile    = "script.json"
 	k8sPostgresEnv   = "SMS_POSTGRES_URL"
@@ -53,26 +58,30 @@ type k8sKernel struct {
 	name        string
 	image       string
 	adminSecret string
+	chatSecret  string
+	operatorNS  string
 	sqlite      bool
 	config      kernelcmd.Config
 }
 
-func newK8sKernel(spec Spec, defaultImage string) (*k8sKernel, error) {
+func newK8sKernel(spec Spec, opts KubernetesOptions) (*k8sKernel, error) {
 	t := spec.Tenant
 	if t == nil {
 		return nil, errors.New("kubernetes runtime: spec has no tenant")
 	}
-	if spec.AdminTokenSecret == "" {
-		return nil, fmt.Errorf("tenant %s/%s: no admin token secret to mount", t.Namespace, t.Name)
+	if spec.AdminTokenSecret == "" || spec.ChatTokenSecret == "" {
+		return nil, fmt.Errorf("tenant %s/%s: no admin or chat token secret to mount", t.Namespace, t.Name)
 	}
 	k := &k8sKernel{
 		tenant:      t,
 		name:        KernelName(t.Name),
 		image:       t.Spec.Image,
 		adminSecret: spec.AdminTokenSecret,
+		chatSecret:  spec.ChatTokenSecret,
+		operatorNS:  opts.OperatorNamespace,
 	}
 	if k.image == "" {
-		k.image = defaultImage
+		k.image = opts.Image
 	}
 	if k.image == "" {
 		return nil, fmt.Errorf("tenant %s/%s: no kernel image: set spec.image or the operator's default image", t.Namespace, t.Name)
@@ -90,11 +99,13 @@ func newK8sKernel(spec Spec, defaultImage string) (*k8sKernel, error) {
 // container, with the paths its volumes are mounted at.
 func k8sConfig(t *smsv1.Tenant) (kernelcmd.Config, error) {
 	cfg := kernelcmd.Config{
-		Listen:      fmt.Sprintf("0.0.0.0:%d", k8sPort),
-		Name:        t.Namespace + "/" + t.Name,
-		TokenFile:   k8sAdminPath + "/" + k8sAdminTokenKey,
-		Executor:    string(t.Spec.Executor),
-		AutoApprove: t.Spec.Judge.AutoApprove,
+		Listen:        fmt.Sprintf("0.0.0.0:%d", k8sPort),
+		AdminListen:   fmt.Sprintf("0.0.0.0:%d", k8sAdminPort),
+		Name:          t.Namespace + "/" + t.Name,
+		TokenFile:     k8sAdminPath + "/" + k8sAdminTokenKey,
+		TokenAuthFile: k8sChatPath + "/" + k8sTokenAuthKey,
+		Executor:      string(t.Spec.Executor),
+		AutoApprove:   t.Spec.Judge.AutoApprove,
 	}
 	if cfg.Executor == "" {
 		cfg.Executor = kernelcmd.Defaults.Executor
@@ -194,7 +205,10 @@ func (k *k8sKernel) mutateContainer(c *corev1.Container) {
 	c.Command = nil // the image's entrypoint is the manager binary
 	c.Args = k.config.Args()
 	c.Env = k.env()
-	c.Ports = []corev1.ContainerPort{{Name: k8sPortName, ContainerPort: k8sPort, Protocol: corev1.ProtocolTCP}}
+	c.Ports = []corev1.ContainerPort{
+		{Name: k8sPortName, ContainerPort: k8sPort, Protocol: corev1.ProtocolTCP},
+		{Name: k8sAdminPortName, ContainerPort: k8sAdminPort, Protocol: corev1.ProtocolTCP},
+	}
 	c.VolumeMounts = k.mounts()
 	c.Resources = *k.tenant.Spec.Resources.DeepCopy()
 	c.ReadinessProbe = k8sProbe("/readyz")
@@ -216,6 +230,7 @@ func (k *k8sKernel) env() []corev1.EnvVar {
 func (k *k8sKernel) volumes() []corev1.Volume {
 	vols := []corev1.Volume{
 		{Name: k8sAdminVolume, VolumeSource: k8sSecretVolume(k.adminSecret, k8sAdminTokenKey, k8sAdminTokenKey)},
+		{Name: k8sChatVolume, VolumeSource: k8sSecretVolume(k.chatSecret, k8sTokenAuthKey, k8sTokenAuthKey)},
 		{Name: k8sTmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
 	m := k.tenant.Spec.Model
@@ -249,6 +264,7 @@ func k8sSecretVolume(secret, key, path string) corev1.VolumeSource {
 func (k *k8sKernel) mounts() []corev1.VolumeMount {
 	mounts := []corev1.VolumeMount{
 		{Name: k8sAdminVolume, MountPath: k8sAdminPath, ReadOnly: true},
+		{Name: k8sChatVolume, MountPath: k8sChatPath, ReadOnly: true},
 		{Name: k8sTmpVolume, MountPath: k8sTmpPath},
 	}
 	if k.sqlite {
@@ -326,8 +342,12 @@ func k8sPullPolicy(image string) corev1.PullPolicy {
 	return corev1.PullIfNotPresent
 }
 
-// KernelPort is the port a kernel pod serves its admin API on.
+// KernelPort is the port a kernel pod serves the application's routes on.
 const KernelPort = 8787
+
+// KernelAdminPort is the port a kernel pod serves its admin API on; a
+// NetworkPolicy admits only the operator to it.
+const KernelAdminPort = 8788
 
 // KernelName is the name of a tenant's kernel StatefulSet and Service;
 // its pod is KernelName(tenant)+"-0".

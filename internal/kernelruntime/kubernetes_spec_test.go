@@ -76,7 +76,7 @@ func TestKubernetesKeepsImmutableFields(t *testing.T) {
 	pg := k8sTenant(t, "moved", func(s *smsv1.TenantSpec) { s.Storage = k8sPostgres("") })
 	k8sEnsure(t, pg)
 	pg.Spec.Storage = smsv1.TenantStorage{Driver: smsv1.StorageSQLite}
-	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, k8sTestImage)
+	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, kernelruntime.KubernetesOptions{Image: k8sTestImage, OperatorNamespace: "sms-system"})
 	if _, err := rt.Ensure(context.Background(), k8sSpec(pg)); !errors.Is(err, kernelruntime.ErrStorageChanged) {
 		t.Errorf("Ensure after postgres -> sqlite = %v, want ErrStorageChanged", err)
 	}
@@ -208,7 +208,7 @@ func TestKubernetesModel(t *testing.T) {
 	noScript := k8sTenant(t, "delta", func(s *smsv1.TenantSpec) {
 		s.Model = &smsv1.TenantModel{Provider: "scripted"}
 	})
-	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, k8sTestImage)
+	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, kernelruntime.KubernetesOptions{Image: k8sTestImage, OperatorNamespace: "sms-system"})
 	if _, err := rt.Ensure(context.Background(), k8sSpec(noScript)); err == nil || !strings.Contains(err.Error(), "scriptConfigMapRef") {
 		t.Errorf("Ensure of a scripted model without a script = %v, want an error naming scriptConfigMapRef", err)
 	}

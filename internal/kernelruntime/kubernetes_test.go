@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,12 +51,12 @@ func k8sTenant(t *testing.T, name string, edit func(*smsv1.TenantSpec)) *smsv1.T
 }
 
 func k8sSpec(tenant *smsv1.Tenant) kernelruntime.Spec {
-	return kernelruntime.Spec{Tenant: tenant, AdminTokenSecret: tenant.Name + "-admin", AdminToken: "s3cret"}
+	return kernelruntime.Spec{Tenant: tenant, AdminTokenSecret: tenant.Name + "-admin", AdminToken: "s3cret", ChatTokenSecret: tenant.Name + "-chat"}
 }
 
 func k8sEnsure(t *testing.T, tenant *smsv1.Tenant) kernelruntime.Status {
 	t.Helper()
-	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, k8sTestImage)
+	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, kernelruntime.KubernetesOptions{Image: k8sTestImage, OperatorNamespace: "sms-system"})
 	st, err := rt.Ensure(context.Background(), k8sSpec(tenant))
 	if err != nil {
 		t.Fatalf("Ensure: %v", err)
@@ -146,8 +147,9 @@ func TestKubernetesDefaultSQLite(t *testing.T) {
 	tenant := k8sTenant(t, "alpha", nil)
 	st := k8sEnsure(t, tenant)
 	wantStatus := kernelruntime.Status{
-		Endpoint: "http://alpha-kernel." + tenant.Namespace + ".svc:8787",
-		Message:  "waiting for the kernel pod to be ready (0/1)",
+		Endpoint:      "http://alpha-kernel." + tenant.Namespace + ".svc:8787",
+		AdminEndpoint: "http://alpha-kernel." + tenant.Namespace + ".svc:8788",
+		Message:       "waiting for the kernel pod to be ready (0/1)",
 	}
 	if st != wantStatus {
 		t.Errorf("status = %+v, want %+v", st, wantStatus)
@@ -159,11 +161,15 @@ func TestKubernetesDefaultSQLite(t *testing.T) {
 	selector := map[string]string{
 		"app.kubernetes.io/name": "sms-kernel", "app.kubernetes.io/instance": "alpha", smsv1.LabelTenant: "alpha",
 	}
-	wantPort := corev1.ServicePort{Name: "http", Protocol: corev1.ProtocolTCP, Port: 8787, TargetPort: intstr.FromString("http")}
-	if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.ClusterIP == corev1.ClusterIPNone ||
-		len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0] != wantPort {
-		t.Errorf("service spec = %+v, want ClusterIP with port %+v", svc.Spec, wantPort)
+	wantPorts := []corev1.ServicePort{
+		{Name: "http", Protocol: corev1.ProtocolTCP, Port: 8787, TargetPort: intstr.FromString("http")},
+		{Name: "admin", Protocol: corev1.ProtocolTCP, Port: 8788, TargetPort: intstr.FromString("admin")},
 	}
+	if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.ClusterIP == corev1.ClusterIPNone ||
+		!slices.Equal(svc.Spec.Ports, wantPorts) {
+		t.Errorf("service spec = %+v, want ClusterIP with ports %+v", svc.Spec, wantPorts)
+	}
+	k8sCheckNetworkPolicy(t, tenant, selector)
 	if !k8sSameLabels(svc.Spec.Selector, selector) {
 		t.Errorf("service selector = %v, want %v", svc.Spec.Selector, selector)
 	}
@@ -172,9 +178,32 @@ func TestKubernetesDefaultSQLite(t *testing.T) {
 
 	// Remove leaves deletion to the garbage collector, which envtest does
 	// not run: the objects stay, owned by the tenant.
-	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, k8sTestImage)
+	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, kernelruntime.KubernetesOptions{Image: k8sTestImage, OperatorNamespace: "sms-system"})
 	if err := rt.Remove(context.Background(), client.ObjectKeyFromObject(tenant)); err != nil {
 		t.Errorf("Remove: %v", err)
+	}
+}
+
+// k8sCheckNetworkPolicy checks the kernel's NetworkPolicy: the
+// application port open to all, the admin port to the operator's pods in
+// the operator's namespace only.
+func k8sCheckNetworkPolicy(t *testing.T, tenant *smsv1.Tenant, selector map[string]string) {
+	t.Helper()
+	var np networkingv1.NetworkPolicy
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: tenant.Namespace, Name: "alpha-kernel"}, &np); err != nil {
+		t.Fatalf("get networkpolicy: %v", err)
+	}
+	k8sAssertOwned(t, &np, tenant)
+	in := np.Spec.Ingress
+	if !k8sSameLabels(np.Spec.PodSelector.MatchLabels, selector) || len(in) != 2 ||
+		len(in[0].From) != 0 || len(in[0].Ports) != 1 || in[0].Ports[0].Port.IntValue() != 8787 ||
+		len(in[1].Ports) != 1 || in[1].Ports[0].Port.IntValue() != 8788 || len(in[1].From) != 1 {
+		t.Fatalf("networkpolicy = %+v, want 8787 open and 8788 from the operator only", np.Spec)
+	}
+	from := in[1].From[0]
+	if from.PodSelector == nil || from.PodSelector.MatchLabels["control-plane"] != "controller-manager" ||
+		from.NamespaceSelector == nil || from.NamespaceSelector.MatchLabels[corev1.LabelMetadataName] != "sms-system" {
+		t.Fatalf("admin port peer = %+v, want the operator's pods in sms-system", from)
 	}
 }
 
@@ -232,8 +261,8 @@ func k8sCheckDefaultContainer(t *testing.T, tenant *smsv1.Tenant, sts *appsv1.St
 	t.Helper()
 	c := k8sContainer(t, sts)
 	want := kernelcmd.Config{
-		Listen: "0.0.0.0:8787", Store: "sqlite:/data/kernel.db", Name: tenant.Namespace + "/alpha",
-		TokenFile: "/var/run/sms/admin/token", Executor: "isolated",
+		Listen: "0.0.0.0:8787", AdminListen: "0.0.0.0:8788", Store: "sqlite:/data/kernel.db", Name: tenant.Namespace + "/alpha",
+		TokenFile: "/var/run/sms/admin/token", TokenAuthFile: "/var/run/sms/chat/tokens.csv", Executor: "isolated",
 	}.Args()
 	if c.Image != k8sTestImage || c.Command != nil || !slices.Equal(c.Args, want) {
 		t.Errorf("image, command, args = %s, %q, %q; want %s, [], %q", c.Image, c.Command, c.Args, k8sTestImage, want)
@@ -245,6 +274,7 @@ func k8sCheckDefaultContainer(t *testing.T, tenant *smsv1.Tenant, sts *appsv1.St
 	wantMounts := []corev1.VolumeMount{
 		{Name: "data", MountPath: "/data"},
 		{Name: "admin-token", MountPath: "/var/run/sms/admin", ReadOnly: true},
+		{Name: "chat-tokens", MountPath: "/var/run/sms/chat", ReadOnly: true},
 		{Name: "tmp", MountPath: "/tmp"},
 	}
 	for _, m := range wantMounts {
@@ -346,7 +376,7 @@ func k8sWriteCounter(t *testing.T) (*kernelruntime.Kubernetes, *[]string) {
 			return c.Patch(ctx, obj, p, opts...)
 		},
 	})
-	return kernelruntime.NewKubernetes(c, env.Scheme, k8sTestImage), &writes
+	return kernelruntime.NewKubernetes(c, env.Scheme, kernelruntime.KubernetesOptions{Image: k8sTestImage, OperatorNamespace: "sms-system"}), &writes
 }
 
 func k8sPostgres(schema string) smsv1.TenantStorage {

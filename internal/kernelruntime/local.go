@@ -85,7 +85,7 @@ func (l *Local) Ensure(ctx context.Context, spec Spec) (Status, error) {
 		case <-running.done:
 			l.stop(key) // it died: start it again below
 		default:
-			return Status{Endpoint: running.endpoint, Running: true}, nil
+			return Status{Endpoint: running.endpoint, AdminEndpoint: running.endpoint, Running: true}, nil
 		}
 	}
 	l.stop(key)
@@ -95,7 +95,7 @@ func (l *Local) Ensure(ctx context.Context, spec Spec) (Status, error) {
 	}
 	k.hash = hash
 	l.kernels[key] = k
-	return Status{Endpoint: k.endpoint, Running: true}, nil
+	return Status{Endpoint: k.endpoint, AdminEndpoint: k.endpoint, Running: true}, nil
 }
 
 // Remove implements Runtime: the kernel stops and its data stays.
@@ -204,6 +204,7 @@ func (l *Local) config(dir string, spec Spec) (kernelcmd.Config, error) {
 		into *string
 	}{
 		{"admin-token", []byte(spec.AdminToken), &cfg.TokenFile},
+		{"tokens.csv", spec.ChatTokenAuth, &cfg.TokenAuthFile},
 		{"model-key", []byte(spec.ModelKey), &cfg.Model.KeyFile},
 		{"model-script.json", spec.ModelScript, &cfg.Model.Script},
 	}
@@ -250,8 +251,8 @@ func configHash(cfg kernelcmd.Config, spec Spec) string {
 	raw, _ := json.Marshal(struct {
 		C               kernelcmd.Config
 		Token, Key, URL string
-		Script          []byte
-	}{cfg, spec.AdminToken, spec.ModelKey, spec.PostgresURL, spec.ModelScript})
+		Script, Chat    []byte
+	}{cfg, spec.AdminToken, spec.ModelKey, spec.PostgresURL, spec.ModelScript, spec.ChatTokenAuth})
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }

@@ -16,8 +16,16 @@ type Spec struct {
 	Tenant *smsv1.Tenant
 	// AdminTokenSecret names the Secret (key "token") holding AdminToken.
 	AdminTokenSecret string
-	// AdminToken guards the kernel's admin API.
+	// AdminToken is the operator's credential: every scope, approve
+	// included, which nobody else holds.
 	AdminToken string
+	// ChatTokenSecret names the Secret (keys "token" and "tokens.csv")
+	// of the credential people use through kubectl sms: read and chat,
+	// never approve or admin.
+	ChatTokenSecret string
+	// ChatTokenAuth is that Secret's tokens.csv, the kernel's
+	// --token-auth-file.
+	ChatTokenAuth []byte
 	// ModelKey is the model's API key, read from spec.model.keySecretRef.
 	ModelKey string
 	// ModelScript is the scripted model's JSON, read from
@@ -29,8 +37,13 @@ type Spec struct {
 
 // Status is where a tenant's kernel is and whether it runs.
 type Status struct {
-	// Endpoint is the kernel's base URL, such as http://127.0.0.1:41234.
+	// Endpoint is the base URL of the kernel's application routes, such
+	// as http://127.0.0.1:41234.
 	Endpoint string
+	// AdminEndpoint is the base URL of its admin API: a port of its own in
+	// the kubernetes runtime, which only the operator may reach; the same
+	// as Endpoint in the local runtime.
+	AdminEndpoint string
 	// Running is true when the kernel's process or pod is up; the caller
 	// still asks the kernel itself whether it is ready.
 	Running bool

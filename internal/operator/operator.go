@@ -59,6 +59,9 @@ type Options struct {
 	Webhook webhook.Options
 	// OperatorUser is the operator's own identity, trusted by the webhooks.
 	OperatorUser string
+	// OperatorNamespace is where the operator's pods run; the kernels'
+	// NetworkPolicy admits only them to the admin port.
+	OperatorNamespace string
 	// Poll and EventPoll tune how often kernels are checked.
 	Poll, EventPoll time.Duration
 	// Namespaces limits the operator to these namespaces; empty watches all.
@@ -139,7 +142,8 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	op := &Operator{Manager: mgr, Close: func() {}}
 	switch opts.Runtime {
 	case "", RuntimeKubernetes:
-		op.Runtime = kernelruntime.NewKubernetes(mgr.GetClient(), scheme, opts.KernelImage)
+		op.Runtime = kernelruntime.NewKubernetes(mgr.GetClient(), scheme,
+			kernelruntime.KubernetesOptions{Image: opts.KernelImage, OperatorNamespace: opts.OperatorNamespace})
 	case RuntimeLocal:
 		local := kernelruntime.NewLocal(kernelruntime.LocalOptions{Dir: opts.DataDir, Executor: opts.LocalExecutor,
 			DefaultModel: opts.LocalModel, Logger: opts.Logger})

@@ -22,11 +22,12 @@ import (
 	"github.com/sms-baseline/sms/internal/kernelruntime"
 )
 
-// kernel returns a client for the tenant's kernel admin API, with its
-// admin token from the tenant's Secret, and a func that closes the
-// connection. A kernel on this machine (manager dev) is called at its
-// endpoint; one in a cluster through a port forward to its pod, as
-// `kubectl port-forward` does.
+// kernel returns a client for the tenant's kernel admin API, with the
+// chat credential from the tenant's Secret (read and chat: people approve
+// through Approval objects, never with a kernel credential), and a func
+// that closes the connection. A kernel on this machine (manager dev) is
+// called at its endpoint; one in a cluster through a port forward to its
+// pod's admin port, as `kubectl port-forward` does.
 func (o *options) kernel(ctx context.Context, tenant string) (*kernelclient.Client, func(), error) {
 	c, ns, err := o.client()
 	if err != nil {
@@ -36,21 +37,21 @@ func (o *options) kernel(ctx context.Context, tenant string) (*kernelclient.Clie
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: tenant}, &t); err != nil {
 		return nil, nil, notFound(err, "tenant", tenant, ns)
 	}
-	if t.Status.Endpoint == "" || t.Status.AdminTokenSecret == "" {
+	if t.Status.AdminEndpoint == "" || t.Status.ChatTokenSecret == "" {
 		return nil, nil, fmt.Errorf("tenant %s has no kernel to talk to yet: %s", tenant, kernelLine(t))
 	}
 	var s corev1.Secret
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: t.Status.AdminTokenSecret}, &s); err != nil {
-		return nil, nil, fmt.Errorf("read the kernel's admin token: %w", err)
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: t.Status.ChatTokenSecret}, &s); err != nil {
+		return nil, nil, fmt.Errorf("read the kernel's chat credential: %w", err)
 	}
 	token := string(s.Data["token"])
 	hc := &http.Client{} // no timeout: a chat turn or a followed log lasts
-	u, err := url.Parse(t.Status.Endpoint)
+	u, err := url.Parse(t.Status.AdminEndpoint)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tenant %s: endpoint %q: %w", tenant, t.Status.Endpoint, err)
+		return nil, nil, fmt.Errorf("tenant %s: admin endpoint %q: %w", tenant, t.Status.AdminEndpoint, err)
 	}
 	if isLoopback(u.Hostname()) {
-		return kernelclient.New(t.Status.Endpoint, token, hc), func() {}, nil
+		return kernelclient.New(t.Status.AdminEndpoint, token, hc), func() {}, nil
 	}
 	base, stop, err := o.forward(ns, kernelruntime.KernelName(tenant)+"-0")
 	if err != nil {
@@ -86,7 +87,7 @@ func (o *options) forward(ns, pod string) (string, func(), error) {
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, target)
 	stop, ready := make(chan struct{}), make(chan struct{})
 	var errOut strings.Builder
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(kernelruntime.KernelPort)}, stop, ready, io.Discard, &errOut)
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(kernelruntime.KernelAdminPort)}, stop, ready, io.Discard, &errOut)
 	if err != nil {
 		return "", nil, err
 	}
