@@ -44,20 +44,20 @@ type kernelProc struct {
 	url  string
 	log  *bytes.Buffer
 	args []string
+	env  []string
 }
 
 // start runs `manager kernel` with args on a free loopback port and waits
 // until /healthz answers.
-func start(t *testing.T, args ...string) *kernelProc {
+func start(t *testing.T, args ...string) *kernelProc { return startEnv(t, nil, args...) }
+
+// startEnv is start with more environment variables for the process.
+func startEnv(t *testing.T, env []string, args ...string) *kernelProc {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	p := &kernelProc{t: t, url: "http://" + addr, log: &bytes.Buffer{}, args: args}
+	addr := freeAddr(t)
+	p := &kernelProc{t: t, url: "http://" + addr, log: &bytes.Buffer{}, args: args, env: env}
 	p.cmd = exec.Command(manager, append([]string{"kernel", "--listen", addr}, args...)...)
+	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -79,6 +79,29 @@ func start(t *testing.T, args ...string) *kernelProc {
 	return nil
 }
 
+// freeAddr returns a loopback address with a port nobody listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// at returns a view of p that sends its requests to base (another
+// listener of the same process).
+func (p *kernelProc) at(base string) *kernelProc {
+	v := *p
+	v.url = base
+	return &v
+}
+
+// wait waits for the process to exit on its own and returns how it ended.
+func (p *kernelProc) wait() error { return p.cmd.Wait() }
+
 // stop sends SIGTERM and expects a clean exit.
 func (p *kernelProc) stop() {
 	p.t.Helper()
@@ -94,7 +117,7 @@ func (p *kernelProc) stop() {
 func (p *kernelProc) restart() *kernelProc {
 	p.t.Helper()
 	p.stop()
-	return start(p.t, p.args...)
+	return startEnv(p.t, p.env, p.args...)
 }
 
 // reply is an HTTP answer.
@@ -140,7 +163,7 @@ func (p *kernelProc) do(c call) reply {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		p.t.Fatalf("%s %s: %v", c.method, c.path, err)
+		p.t.Fatalf("%s %s: %v\n%s", c.method, c.path, err, p.log)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	raw, _ := io.ReadAll(resp.Body)
