@@ -3,19 +3,21 @@
 // agent plugins.
 //
 // A submission runs the gates in order: manifest (shape, the agent. prefix,
-// known points), trust (nothing system-only, using the kernel catalog's key
-// and point metadata), lint (goja's parser: no import or require, eval,
-// Function, .constructor or with), and load (activate in a throwaway unit
-// whose bridge records and never touches the live kernel), then any gate a
-// system plugin contributed to GatePoint. Policy then decides: a plugin with
-// a sensitive scope or contributing to a sensitive point waits for a human,
-// as an Approval bound to its code hash. Otherwise (or once approved) the
-// judge mints an authorization, proposes the plugin and checks the
-// invariants: every system plugin active before is still active, and every
-// Invariant contributed to InvariantPoint holds. A plugin that fails to
-// activate or breaks an invariant is rolled back: an update gets its previous
-// version back from the event log and the blob store, a new plugin is
-// uninstalled, and the kernel is tainted.
+// declared points that exist), trust (nothing system-only, using the kernel
+// catalog's key and point metadata), lint (goja's parser: no import or
+// require, eval, Function, .constructor or with), and load (the code loads
+// and its activate terminates in a throwaway unit that never touches the
+// live kernel), then any gate a system plugin contributed to GatePoint.
+// Policy then decides from the declaration alone (never from what the code
+// did on trial, which agent code can tell from a live run): a plugin with a
+// sensitive scope or declaring a sensitive point waits for a human, as an
+// Approval bound to its code hash. Otherwise (or once approved) the judge
+// mints an authorization, proposes the plugin (a staged mount) and checks
+// the invariants: every system plugin active before is still active, and
+// every Invariant contributed to InvariantPoint holds. Then it commits the
+// mount. A plugin that fails to activate or breaks an invariant is rolled
+// back: the kernel aborts the staged mount, which puts back the committed
+// version or removes a new plugin, and the kernel is tainted.
 //
 // Invariants the package keeps:
 //
@@ -25,6 +27,8 @@
 //     plugin's id (and must start with AgentPrefix);
 //   - it fails closed: a gate or invariant that errors, panics or runs past
 //     the gate timeout refuses the plugin;
+//   - a decision names the code hash it binds to and a printable decider;
+//   - Pending never waits for a submission in flight;
 //   - every decision is in the event log (judge/* audit events) before it
 //     takes effect, pending approvals are rebuilt from it on activation, and
 //     resubmitting what is pending or mounted changes nothing.

@@ -27,16 +27,26 @@
 //
 //   - trust is checked on every get, provide and contribute; an agent fiber never
 //     holds the system-only API (no *API is ever handed to agent code);
+//   - declared, then enforced: an agent fiber reads only the keys its manifest
+//     injects or lists as optional, provides only those it declares, and
+//     contributes only to the points it declares, on every call and after a
+//     restore;
 //   - an agent plugin mounts only with a single-use MountAuthorization minted by
-//     Authorize for its exact id, version and code hash, and may never take the
-//     id of a system fiber;
-//   - the event log is the source of truth: plugin/installed, plugin/enabled,
-//     plugin/disabled and plugin/uninstalled fold into the target state that
-//     Restore re-creates; code lives in a content-addressed blob store;
+//     Authorize for its exact id, version, code hash and declaration, and may
+//     never take the id of a system fiber;
+//   - a mount is atomic: Propose stages it and only Commit records it as
+//     mounted, so a restart finds every plugin fully mounted or absent;
+//   - system plugins stay enabled: Disable refuses them, and a log that says
+//     otherwise taints the kernel instead of stopping it from booting;
+//   - the event log is the source of truth: plugin/installed, plugin/mounted,
+//     plugin/aborted, plugin/enabled, plugin/disabled and plugin/uninstalled
+//     fold into the target state that Restore re-creates; code lives in a
+//     content-addressed blob store;
 //   - taint flags are sticky: once something unusual happened (a forced
 //     uninstall, a trust-escalation attempt, a rollback, an auto-approval, an
-//     undo that failed) the flag stays for the kernel's lifetime and is attached
-//     to every error the kernel returns and to its state view.
+//     undo that failed, a log disabling a system plugin) the flag stays for the
+//     kernel's lifetime and is attached to every error the kernel returns and
+//     to its state view.
 //
 // The package imports the standard library only.
 package kernel

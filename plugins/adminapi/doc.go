@@ -7,10 +7,13 @@
 // /metrics.
 //
 // Invariants:
-//   - every route that changes something requires the admin bearer token,
-//     or the nod of an admin-authorizer contribution (a system-only point);
-//     with no token configured the API is open and GET /api/state says so;
-//   - tokens are compared in constant time;
+//   - every route names the scope it needs (read, chat, approve, admin), which
+//     the http plugin checks against the caller's credential; with no
+//     credential configured the API is open and GET /api/state says so;
+//   - only a credential with the admin scope speaks for someone else
+//     (X-Requested-By, a decision's by); system plugins cannot be disabled
+//     or uninstalled (403);
+//   - reads (state, approvals, metrics) never wait for the judge;
 //   - a submission's answer is the judge's verdict, never a half-applied
 //     state: rejections and pending approvals are verdicts with status 200,
 //     failures of the request are {"error":{"message","kind"}} errors.

@@ -14,5 +14,14 @@
 //   - every error, from routing, a handler or a panic, is written as
 //     {"error":{"message","kind"}} with the status of its kind, and a 500
 //     names the plugin that owns the failing route;
-//   - request bodies over MaxBodyBytes are refused with 413 before a handler runs.
+//   - request bodies over MaxBodyBytes are refused with 413 before a handler runs;
+//   - the admin surface is the system's: agent routes cannot be declared under
+//     DefaultReserved or a prefix contributed to ReservedPoint, requests there
+//     never reach an agent route, and system routes win every match;
+//   - once credentials are configured, every route with a Scope needs a
+//     credential holding it (401 without one, 403 with another), and every
+//     system route under /api has a Scope;
+//   - agent handlers never see credentials: no Authorization,
+//     Proxy-Authorization or Cookie header, no header or query value holding
+//     a configured token; CallerKey tells agent code who calls, with no secret.
 package http

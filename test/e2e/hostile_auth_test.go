@@ -15,7 +15,7 @@ import (
 // /api route and /metrics needs one (only the probes stay open), and each
 // route needs its own scope: whoever can chat cannot approve, disable or
 // uninstall; an approver cannot chat. Seen failing (the reads answered
-// without a token) with the read routes left without a Scope.
+// without a token) with admit letting every request through.
 func TestHostileScopes(t *testing.T) {
 	h := startHostile(t, "goja")
 	for _, path := range []string{"/api/state", "/api/catalog", "/api/events", "/api/approvals", "/api/plugins/agent.x", "/metrics", "/api/collections"} {

@@ -56,8 +56,8 @@ var codeFromStrings = []string{
 }
 
 // Class 7: no code from strings, enforced by the runtime. Each form mounts
-// no plugin: its activation throws at load. Seen failing (the first two
-// mounted and ran) before the runtime's lockdown.
+// no plugin: its activation throws at load. Seen failing (they mounted and
+// ran) with lockdown not run.
 func TestHostileCodeFromStrings(t *testing.T) {
 	eachExecutor(t, func(t *testing.T, executor string) {
 		h := startHostile(t, executor)
@@ -74,8 +74,7 @@ func TestHostileCodeFromStrings(t *testing.T) {
 // Class 8: bounded memory in process. A flood of bridge calls fails its
 // activation at the bridge budget, and the kernel's memory stays near
 // where it was instead of growing by hundreds of megabytes.
-// Seen failing (the kernel grew from 78 MB to over 900 MB) before the
-// bridge budget.
+// Seen failing (the flood mounted) with charge returning nil.
 func TestHostileBridgeFlood(t *testing.T) {
 	h := startHostile(t, "goja")
 	before := rss(t, h.app.cmd.Process.Pid)

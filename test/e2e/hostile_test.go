@@ -82,9 +82,8 @@ func (h hostile) approve(t *testing.T, v reply) reply {
 // A plugin that sees the load gate's trial (reads answer null there) and
 // contributes a route only when live declares nothing sensitive; the
 // kernel refuses its live route, so it never serves, and one that declares
-// the route waits for a human. Seen failing (GET /sneaky answered "gotcha"
-// with no approval) before contributions were checked against the
-// manifest's points.
+// the route waits for a human. Seen failing (mounted with no approval) with
+// the declaresPoint check removed from the kernel's contribute.
 func TestHostileTrialAwarePlugin(t *testing.T) {
 	eachExecutor(t, func(t *testing.T, executor string) {
 		h := startHostile(t, executor)

@@ -27,6 +27,13 @@
 //     run promise jobs again in a runtime whose async function was
 //     interrupted, so every later call fails, saying why;
 //   - source size and bracket nesting are checked before the parser runs;
+//   - no code is compiled from strings: before any agent code runs, eval and
+//     GoError are deleted and every function constructor (Function, and the
+//     constructor of the async and generator function prototypes) throws;
+//   - what one activation or call asks of the host is bounded (cap calls in
+//     all, cap calls in flight, bytes either way): past a budget the
+//     JavaScript is interrupted and the call fails, so a flood of cap calls
+//     cannot grow the process;
 //   - a closed unit fails every later call with ErrClosed.
 //
 // goja cannot bound memory, and cannot interrupt a built-in (a regular
