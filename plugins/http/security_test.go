@@ -34,9 +34,14 @@ func secured(t *testing.T, plugins ...kernel.Plugin) fixture {
 	return fixture{k: k, exec: exec, srv: v.(smshttp.Service)}
 }
 
-// agentRoute registers a script contributing one agent route whose handler
+// agentRouteSpec is an agent plugin serving one route: its id (also the
+// name of its script), method and path.
+type agentRouteSpec struct{ id, method, path string }
+
+// agentRoute registers a script contributing the agent route whose handler
 // answers what it received, and returns its manifest.
-func agentRoute(f fixture, id, method, path string, seen func(req map[string]any)) kernel.Manifest {
+func agentRoute(f fixture, r agentRouteSpec, seen func(req map[string]any)) kernel.Manifest {
+	id, method, path := r.id, r.method, r.path
 	f.exec.Register(id, func(ctx context.Context, h kernel.HostBridge, u *kerneltest.Unit) error {
 		handler := u.Func("h", func(ctx context.Context, args []any) (any, error) {
 			req := args[0].(map[string]any)
@@ -47,7 +52,7 @@ func agentRoute(f fixture, id, method, path string, seen func(req map[string]any
 			if err != nil {
 				return nil, err
 			}
-			return map[string]any{"body": map[string]any{"agent": id, "caller": json.RawMessage(who)}}, nil
+			return map[string]any{"body": map[string]any{"agent": id, "caller": who}}, nil
 		})
 		_, err := h.Contribute(ctx, smshttp.RoutePoint, kerneltest.JSON(map[string]any{"method": method, "path": path, "handler": handler}))
 		return err
@@ -75,7 +80,7 @@ func TestAgentRoutesStayOutOfReservedPrefixes(t *testing.T) {
 		Contributes: map[string][]any{smshttp.ReservedPoint: {"/auth"}}}}
 	for _, path := range []string{"/api/plugins/agent.x/disable", "/api", "/healthz", "/readyz", "/metrics", "/metrics/x", "/auth/login"} {
 		f := secured(t, reserve)
-		m := agentRoute(f, "agent.x", "POST", path, nil)
+		m := agentRoute(f, agentRouteSpec{"agent.x", "POST", path}, nil)
 		err := kerneltest.Agent(ctx, f.k, m, "agent.x")
 		if kernel.CodeOf(err) != kernel.CodeValidation || !strings.Contains(err.Error(), "reserved") {
 			t.Errorf("agent route %s: error %v, want a validation error saying it is reserved", path, err)
@@ -92,10 +97,10 @@ func TestSystemRoutesWinEveryMatch(t *testing.T) {
 	admin := routes("sys.admin", smshttp.Route{Method: "POST", Path: "/api/plugins/:id/disable", Scope: smshttp.ScopeAdmin,
 		Handler: func(context.Context, *smshttp.Request) (*smshttp.Response, error) { return smshttp.JSON("system"), nil }})
 	f := secured(t, admin)
-	if err := kerneltest.Agent(ctx, f.k, agentRoute(f, "agent.shadow", "POST", "/:a/plugins/agent.shadow/disable", nil), "agent.shadow"); err != nil {
+	if err := kerneltest.Agent(ctx, f.k, agentRoute(f, agentRouteSpec{"agent.shadow", "POST", "/:a/plugins/agent.shadow/disable"}, nil), "agent.shadow"); err != nil {
 		t.Fatal(err)
 	}
-	if err := kerneltest.Agent(ctx, f.k, agentRoute(f, "agent.wild", "GET", "/:a/:b", nil), "agent.wild"); err != nil {
+	if err := kerneltest.Agent(ctx, f.k, agentRoute(f, agentRouteSpec{"agent.wild", "GET", "/:a/:b"}, nil), "agent.wild"); err != nil {
 		t.Fatal(err)
 	}
 	op := map[string]string{"Authorization": "Bearer op-token"}
@@ -119,7 +124,7 @@ func TestAgentHandlersSeeNoCredentials(t *testing.T) {
 	f := secured(t)
 	var mu sync.Mutex
 	var got map[string]any
-	m := agentRoute(f, "agent.spy", "GET", "/spy", func(req map[string]any) {
+	m := agentRoute(f, agentRouteSpec{"agent.spy", "GET", "/spy"}, func(req map[string]any) {
 		mu.Lock()
 		got = req
 		mu.Unlock()

@@ -23,9 +23,10 @@ func answerCode(answer string) string {
 }`
 }
 
-// crashManifest is agent.crash at version, providing its answer.
-func crashManifest(version string) map[string]any {
-	return map[string]any{"id": "agent.crash", "version": version, "provide": []string{"agent.crash.answer"}}
+// crashPlugin is agent.crash at version, providing "v"+version.
+func crashPlugin(version string) map[string]any {
+	return map[string]any{"manifest": map[string]any{"id": "agent.crash", "version": version,
+		"provide": []string{"agent.crash.answer"}}, "code": answerCode("v" + version)}
 }
 
 // mountPoints are the fault points of a submission that mounts, in order;
@@ -52,10 +53,10 @@ func TestCrashAtEveryStepOfAMount(t *testing.T) {
 			t.Run(point, func(t *testing.T) {
 				store := "sqlite:" + filepath.Join(t.TempDir(), "kernel.db")
 				args := []string{"--store", store, "--executor", executor}
-				if v1 := crashAt(t, "", args, crashManifest("1"), answerCode("v1")); v1 != "mounted" {
+				if v1 := crashAt(t, "", args, crashPlugin("1")); v1 != "mounted" {
 					t.Fatalf("version 1 = %s, want mounted", v1)
 				}
-				crashAt(t, point, args, crashManifest("2"), answerCode("v2"))
+				crashAt(t, point, args, crashPlugin("2"))
 				k := start(t, args...)
 				got := k.do(call{"GET", "/api/plugins/agent.crash", "", nil})
 				want := answerCode("v1")
@@ -86,7 +87,7 @@ func TestCrashDuringARollback(t *testing.T) {
   if ((await cap.get('collections')) !== null) await cap.contribute('route', { method: 'GET', path: '/x', handler: () => 1 });
 }`
 		manifest := map[string]any{"id": "agent.sneaky", "version": "1", "optional": []string{"collections"}}
-		crashAt(t, kernel.FaultAborted, args, manifest, code)
+		crashAt(t, kernel.FaultAborted, args, map[string]any{"manifest": manifest, "code": code})
 		k := start(t, args...)
 		if r := k.do(call{"GET", "/api/plugins/agent.sneaky", "", nil}); r.status != 404 {
 			t.Fatalf("after a crash mid-rollback GET /api/plugins/agent.sneaky = %d %s, want 404", r.status, r.text)
@@ -96,17 +97,17 @@ func TestCrashDuringARollback(t *testing.T) {
 }
 
 // crashAt starts a kernel with the fault point armed (none when point is
-// empty), submits the plugin and returns the verdict's status. With a
-// point armed the process must die there, and the submission must not
-// have been answered.
-func crashAt(t *testing.T, point string, args []string, manifest map[string]any, code string) string {
+// empty), submits the plugin ({"manifest", "code"}) and returns the
+// verdict's status. With a point armed the process must die there, and the
+// submission must not have been answered.
+func crashAt(t *testing.T, point string, args []string, plugin map[string]any) string {
 	t.Helper()
 	var env []string
 	if point != "" {
 		env = []string{kernelcmd.FaultEnv + "=" + point}
 	}
 	k := startEnv(t, env, args...)
-	raw, _ := json.Marshal(map[string]any{"manifest": manifest, "code": code})
+	raw, _ := json.Marshal(plugin)
 	resp, err := http.Post(k.url+"/api/plugins", "application/json", bytes.NewReader(raw))
 	if point == "" {
 		if err != nil {
