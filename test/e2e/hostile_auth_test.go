@@ -16,8 +16,10 @@ import (
 // route needs its own scope: whoever can chat cannot approve, disable or
 // uninstall; an approver cannot chat. Seen failing (the reads answered
 // without a token) with admit letting every request through.
-func TestHostileScopes(t *testing.T) {
-	h := startHostile(t, "goja")
+func TestHostileScopes(t *testing.T) { eachExecutor(t, testScopes) }
+
+func testScopes(t *testing.T, executor string) {
+	h := startHostile(t, executor)
 	for _, path := range []string{"/api/state", "/api/catalog", "/api/events", "/api/approvals", "/api/plugins/agent.x", "/metrics", "/api/collections"} {
 		if r := h.admin.do(call{"GET", path, "", nil}); r.status != 401 {
 			t.Errorf("GET %s without a credential = %d, want 401", path, r.status)
@@ -78,10 +80,12 @@ func TestHostileSystemPluginsStayOn(t *testing.T) {
 // enabled and taints itself. Seen failing (the kernel refused to boot:
 // "system plugins not active: judge (inactive)") with restoreOne applying
 // the log's flag to system plugins.
-func TestHostileLogDisablingTheJudge(t *testing.T) {
+func TestHostileLogDisablingTheJudge(t *testing.T) { eachExecutor(t, testLogDisablingTheJudge) }
+
+func testLogDisablingTheJudge(t *testing.T, executor string) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "kernel.db")
-	k := start(t, "--store", "sqlite:"+db, "--executor", "goja")
+	k := start(t, "--store", "sqlite:"+db, "--executor", executor)
 	k.stop()
 	st, err := sqlite.OpenStore(context.Background(), db)
 	if err != nil {
@@ -95,7 +99,7 @@ func TestHostileLogDisablingTheJudge(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	k = start(t, "--store", "sqlite:"+db, "--executor", "goja")
+	k = start(t, "--store", "sqlite:"+db, "--executor", executor)
 	r := k.do(call{"GET", "/api/state", "", nil})
 	if r.status != 200 || !strings.Contains(r.text, "system_disable_ignored") || strings.Contains(r.text, `"state":"inactive"`) {
 		t.Fatalf("state = %d %.500s, want every system plugin active and the system_disable_ignored taint", r.status, r.text)

@@ -13,7 +13,11 @@ import (
 // submission is. Seen failing (each read came back after the verdict) with
 // Pending taking the judge's lock.
 func TestHostileReadsDuringASlowSubmission(t *testing.T) {
-	h := startHostile(t, "goja")
+	eachExecutor(t, testReadsDuringASlowSubmission)
+}
+
+func testReadsDuringASlowSubmission(t *testing.T, executor string) {
+	h := startHostile(t, executor)
 	done := make(chan reply, 1)
 	go func() {
 		done <- h.admin.do(call{"POST", "/api/plugins", chatToken,
@@ -73,10 +77,13 @@ func TestHostileCodeFromStrings(t *testing.T) {
 
 // Class 8: bounded memory in process. A flood of bridge calls fails its
 // activation at the bridge budget, and the kernel's memory stays near
-// where it was instead of growing by hundreds of megabytes.
+// where it was instead of growing by hundreds of megabytes. The isolated
+// executor's children run the same runtime, so the budget holds there too.
 // Seen failing (the flood mounted) with charge returning nil.
-func TestHostileBridgeFlood(t *testing.T) {
-	h := startHostile(t, "goja")
+func TestHostileBridgeFlood(t *testing.T) { eachExecutor(t, testBridgeFlood) }
+
+func testBridgeFlood(t *testing.T, executor string) {
+	h := startHostile(t, executor)
 	before := rss(t, h.app.cmd.Process.Pid)
 	code := `export default async function activate(cap) {
   for (let i = 0; i < 200000; i++) cap.get('collections').catch(() => {});

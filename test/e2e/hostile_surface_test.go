@@ -46,8 +46,10 @@ func TestHostileAdminShadowing(t *testing.T) {
 // Class 2: with --admin-listen the admin API answers only on its own
 // listener; the application listener serves the application's routes and
 // the probes. Seen failing with serveApp serving every route.
-func TestHostileAdminListener(t *testing.T) {
-	h := startHostile(t, "goja")
+func TestHostileAdminListener(t *testing.T) { eachExecutor(t, testAdminListener) }
+
+func testAdminListener(t *testing.T, executor string) {
+	h := startHostile(t, executor)
 	for _, path := range []string{"/api/state", "/metrics", "/api/approvals"} {
 		if r := h.app.do(call{"GET", path, token, nil}); r.status != 404 {
 			t.Errorf("GET %s on the application listener = %d, want 404", path, r.status)

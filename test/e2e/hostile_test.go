@@ -37,10 +37,10 @@ func startHostile(t *testing.T, executor string, extra ...string) hostile {
 	if err := os.WriteFile(csv, []byte(lines), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	adminAddr := freeAddr(t)
-	args := kernelArgs(t, append([]string{"--executor", executor, "--token-auth-file", csv, "--admin-listen", adminAddr}, extra...)...)
-	k := start(t, args...)
-	return hostile{app: k, admin: k.at("http://" + adminAddr)}
+	addrs := freeAddrs(t, 2)
+	args := kernelArgs(t, append([]string{"--executor", executor, "--token-auth-file", csv, "--admin-listen", addrs[1]}, extra...)...)
+	k := startAt(t, nil, addrs[0], args...)
+	return hostile{app: k, admin: k.at("http://" + addrs[1])}
 }
 
 // restart restarts the process behind h.

@@ -45,6 +45,7 @@ type kernelProc struct {
 	log  *bytes.Buffer
 	args []string
 	env  []string
+	addr string // the --listen address, kept across restarts
 }
 
 // start runs `manager kernel` with args on a free loopback port and waits
@@ -54,8 +55,13 @@ func start(t *testing.T, args ...string) *kernelProc { return startEnv(t, nil, a
 // startEnv is start with more environment variables for the process.
 func startEnv(t *testing.T, env []string, args ...string) *kernelProc {
 	t.Helper()
-	addr := freeAddr(t)
-	p := &kernelProc{t: t, url: "http://" + addr, log: &bytes.Buffer{}, args: args, env: env}
+	return startAt(t, env, freeAddrs(t, 1)[0], args...)
+}
+
+// startAt is startEnv listening on addr.
+func startAt(t *testing.T, env []string, addr string, args ...string) *kernelProc {
+	t.Helper()
+	p := &kernelProc{t: t, url: "http://" + addr, addr: addr, log: &bytes.Buffer{}, args: args, env: env}
 	p.cmd = exec.Command(manager, append([]string{"kernel", "--listen", addr}, args...)...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
@@ -79,16 +85,20 @@ func startEnv(t *testing.T, env []string, args ...string) *kernelProc {
 	return nil
 }
 
-// freeAddr returns a loopback address with a port nobody listens on now.
-func freeAddr(t *testing.T) string {
+// freeAddrs returns n distinct loopback addresses with ports nobody
+// listens on now (all are held open until all are chosen).
+func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var addrs []string
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = ln.Close() }()
+		addrs = append(addrs, ln.Addr().String())
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
+	return addrs
 }
 
 // at returns a view of p that sends its requests to base (another
@@ -117,7 +127,7 @@ func (p *kernelProc) stop() {
 func (p *kernelProc) restart() *kernelProc {
 	p.t.Helper()
 	p.stop()
-	return startEnv(p.t, p.env, p.args...)
+	return startAt(p.t, p.env, p.addr, p.args...)
 }
 
 // reply is an HTTP answer.
