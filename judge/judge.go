@@ -24,7 +24,15 @@ type Policy struct {
 	// AutoApprove mounts sensitive plugins without a human, and taints the
 	// kernel (kernel.TaintAutoApproval) the first time it does.
 	AutoApprove bool
+	// MaxPending bounds the approvals waiting at once (each holds a plugin's
+	// manifest and code in memory, in the log and in every state read).
+	// Past it a sensitive submission is rejected until some are decided.
+	// Default DefaultMaxPending.
+	MaxPending int
 }
+
+// DefaultMaxPending is Policy.MaxPending's default.
+const DefaultMaxPending = 64
 
 // Options configure the judge.
 type Options struct {
@@ -98,6 +106,9 @@ func New(opts Options) *Judge {
 	}
 	if opts.Policy.SensitivePoints == nil {
 		opts.Policy.SensitivePoints = DefaultSensitivePoints
+	}
+	if opts.Policy.MaxPending <= 0 {
+		opts.Policy.MaxPending = DefaultMaxPending
 	}
 	if opts.GateTimeout <= 0 {
 		opts.GateTimeout = DefaultGateTimeout

@@ -3,6 +3,7 @@ package judge_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sms-baseline/sms/judge"
@@ -202,4 +203,37 @@ func TestPolicyReadsTheDeclaration(t *testing.T) {
 	quiet.Optional = []string{"config"}
 	quiet.Points = []string{"tool", "route"}
 	wantVerdict(t, w.submit(t, quiet, code), expect{judge.StatusPending, judge.GatePolicy, "point route"})
+}
+
+// An approval id keeps 128 bits of the hash of the manifest and code it is
+// for, so no second manifest can be made to share it and take over an
+// approval a human is reviewing. Seen failing with the 12-digit ids, whose
+// 48 bits an attacker matched with a second manifest in 85 s on one core.
+func TestApprovalIDsDoNotCollide(t *testing.T) {
+	w := newWorld(t, inProcess(), judge.Options{})
+	m, code := routePlugin("agent.hi")
+	v := w.submit(t, m, code)
+	suffix := strings.TrimPrefix(v.ApprovalID, "agent.hi-")
+	if len(suffix) < 32 {
+		t.Fatalf("approval id %s keeps %d hex digits of the submission key, want at least 32", v.ApprovalID, len(suffix))
+	}
+}
+
+// Pending approvals are bounded: past Policy.MaxPending a sensitive
+// submission is rejected by the policy, and a plugin's own newer version
+// still supersedes its approval. Seen failing (a third approval parked)
+// with the pendingOthers check removed from park.
+func TestPendingApprovalsAreBounded(t *testing.T) {
+	w := newWorld(t, inProcess(), judge.Options{Policy: judge.Policy{MaxPending: 2}})
+	for _, id := range []string{"agent.a", "agent.b"} {
+		m, code := routePlugin(id)
+		wantVerdict(t, w.submit(t, m, code), expect{judge.StatusPending, judge.GatePolicy, ""})
+	}
+	m, code := routePlugin("agent.c")
+	wantVerdict(t, w.submit(t, m, code), expect{judge.StatusRejected, judge.GatePolicy, "2 approvals are already waiting"})
+	m, _ = routePlugin("agent.b")
+	wantVerdict(t, w.submit(t, m, code+"\n// v2"), expect{judge.StatusPending, judge.GatePolicy, ""})
+	if n := len(w.judge.Pending()); n != 2 {
+		t.Fatalf("pending = %d, want 2", n)
+	}
 }

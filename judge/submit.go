@@ -83,6 +83,10 @@ func (j *Judge) park(ctx context.Context, s *epoch, sub *Submission, reasons []s
 	a := Approval{ID: approvalID(m.ID, submissionKey(m, sub.CodeHash)), PluginID: m.ID, Version: m.Version,
 		CodeHash: sub.CodeHash, Manifest: m, Code: sub.Code, RequestedBy: sub.RequestedBy, Reasons: reasons,
 		Requested: j.opts.Now().UTC()}
+	if n := s.pendingOthers(m.ID); n >= j.opts.Policy.MaxPending {
+		return j.reject(ctx, s, sub, refusal{GatePolicy, fmt.Sprintf(
+			"needs approval, but %d approvals are already waiting, the most the policy allows: decide some first", n)})
+	}
 	if err := s.supersede(ctx, m.ID, sub.CodeHash); err != nil {
 		return Verdict{}, err
 	}
@@ -156,6 +160,18 @@ func (j *Judge) decision(id, decidedBy, codeHash string) (*epoch, Approval, erro
 	return s, a, nil
 }
 
+// pendingOthers counts the approvals pending for plugins other than plugin
+// (whose own a new submission supersedes).
+func (s *epoch) pendingOthers(plugin string) int {
+	n := 0
+	for _, a := range s.pending {
+		if a.PluginID != plugin {
+			n++
+		}
+	}
+	return n
+}
+
 // supersede closes the plugin's other pending approvals.
 func (s *epoch) supersede(ctx context.Context, plugin, codeHash string) error {
 	for _, id := range slices.Sorted(maps.Keys(s.pending)) {
@@ -187,8 +203,15 @@ func submissionKey(m kernel.Manifest, codeHash string) string {
 }
 
 // approvalID names the approval of a submission; the same submission always
-// gets the same id.
-func approvalID(plugin, key string) string { return plugin + "-" + key[:12] }
+// gets the same id. It keeps 128 bits of the submission key: a decision
+// names the approval by id and the code by hash, so two manifests whose ids
+// collided could swap what a human approved (48 bits fell to a laptop in a
+// minute and a half).
+func approvalID(plugin, key string) string { return plugin + "-" + key[:approvalKeyDigits] }
+
+// approvalKeyDigits is how many hex digits of the submission key an
+// approval id keeps.
+const approvalKeyDigits = 32
 
 func joinReasons(reasons []string) string {
 	out := ""

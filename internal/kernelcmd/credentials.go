@@ -6,11 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
+	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/plugins/agentloop"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
+
+// reservedNames are names the kernel records on its own: the admin
+// token's credential, an unauthenticated caller, the chat agent.
+var reservedNames = []string{baseline.AdminCredential, "anonymous", agentloop.Requester}
 
 // ReadTokenAuthFile reads credentials in the format of kube-apiserver's
 // static token file: one CSV record per line, `token,name,"scope,scope"`,
@@ -70,6 +77,9 @@ func credential(rec []string) (smshttp.Credential, error) {
 	}
 	if judge.ValidateDecider(name) != nil {
 		return smshttp.Credential{}, fmt.Errorf("the name must be 1 to %d bytes of printable text", judge.MaxDeciderBytes)
+	}
+	if slices.Contains(reservedNames, name) {
+		return smshttp.Credential{}, fmt.Errorf("the name %q is the kernel's own: audit records could not tell the two apart", name)
 	}
 	scopes, err := smshttp.ParseScopes(rec[2])
 	if err != nil {

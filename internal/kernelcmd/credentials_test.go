@@ -8,8 +8,10 @@ import (
 )
 
 // The token file reads kube-apiserver's static token format, and every
-// mistake is refused with the line it is on, never half-read. Seen failing
-// (a repeated token was accepted) with the seenToken check removed.
+// mistake is refused with the line it is on, never half-read; names the
+// kernel records on its own (admin, anonymous, chat-agent) are refused.
+// Seen failing (a repeated token was accepted) with the seenToken check
+// removed, and with reservedNames empty.
 func TestParseTokenAuth(t *testing.T) {
 	creds, err := ParseTokenAuth(strings.NewReader("# people\n\nt1,people,\"read,chat\"\nt2, bot, approve\n"))
 	if err != nil {
@@ -28,6 +30,8 @@ func TestParseTokenAuth(t *testing.T) {
 		{"t1,a\tb,read\n", "line 1: the name must be"},
 		{"t1,a,\"read,read\"\n", `scope "read" listed twice`},
 		{"# nothing\n", "no credential"},
+		{"t1,admin,read\n", `line 1: the name "admin" is the kernel's own`},
+		{"t1,chat-agent,read\n", `the name "chat-agent" is the kernel's own`},
 	} {
 		if _, err := ParseTokenAuth(strings.NewReader(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseTokenAuth(%q) = %v, want an error containing %q", c.in, err, c.want)

@@ -130,7 +130,7 @@ func TestTokenGuardsEveryAPIRoute(t *testing.T) {
 			want = 200
 		}
 		for _, tok := range []string{"", "wrong"} {
-			if got := f.status(t, rt.Method, path, tok); got != want {
+			if got := f.status(t, request{rt.Method, path, tok, nil}); got != want {
 				t.Errorf("%s %s with token %q = %d, want %d", rt.Method, path, tok, got, want)
 			}
 		}
@@ -149,11 +149,16 @@ func TestTokenGuardsEveryAPIRoute(t *testing.T) {
 
 // status makes a request and returns its status without reading the body,
 // which for an event stream an open route would never end.
-func (f fixture) status(t *testing.T, method, path, tok string) int {
+func (f fixture) status(t *testing.T, rq request) int {
 	t.Helper()
-	req, _ := http.NewRequest(method, f.srv.URL+path, nil)
-	if tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
+	var rd io.Reader
+	if rq.body != nil {
+		raw, _ := json.Marshal(rq.body)
+		rd = strings.NewReader(string(raw))
+	}
+	req, _ := http.NewRequest(rq.method, f.srv.URL+rq.path, rd)
+	if rq.token != "" {
+		req.Header.Set("Authorization", "Bearer "+rq.token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -17,8 +17,10 @@ type chatRequest struct {
 	Text    string `json:"text"`
 }
 
-// agentTurn reads the request and the active agent.
-func (a *admin) agentTurn(r *smshttp.Request) (agentloop.Service, chatRequest, error) {
+// agentTurn reads the request and the active agent. The session is kept
+// per credential: the name of the caller's credential prefixes it, so one
+// credential can never read or continue another's conversation.
+func (a *admin) agentTurn(ctx context.Context, r *smshttp.Request) (agentloop.Service, chatRequest, error) {
 	var body chatRequest
 	raw := bodyJSON(r)
 	if raw != nil {
@@ -28,6 +30,9 @@ func (a *admin) agentTurn(r *smshttp.Request) (agentloop.Service, chatRequest, e
 	}
 	if body.Session == "" || body.Text == "" {
 		return nil, body, smshttp.Errorf(smshttp.KindValidation, `the body is {"session":"...","text":"..."}, both non-empty`)
+	}
+	if who := smshttp.PrincipalFrom(ctx); who.Authenticated {
+		body.Session = who.Name + "/" + body.Session
 	}
 	svc, err := kernel.Lookup[agentloop.Service](a.ctx, agentloop.Key)
 	if err != nil {
@@ -39,7 +44,7 @@ func (a *admin) agentTurn(r *smshttp.Request) (agentloop.Service, chatRequest, e
 
 // chat is POST /api/chat: one turn, answered with {reply, steps}.
 func (a *admin) chat(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
-	svc, body, err := a.agentTurn(r)
+	svc, body, err := a.agentTurn(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -54,8 +59,8 @@ func (a *admin) chat(ctx context.Context, r *smshttp.Request) (*smshttp.Response
 
 // chatStream is POST /api/chat/stream: one turn as server-sent events, a
 // "data:" frame per event, ending with done or error.
-func (a *admin) chatStream(_ context.Context, r *smshttp.Request) (*smshttp.Response, error) {
-	svc, body, err := a.agentTurn(r)
+func (a *admin) chatStream(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	svc, body, err := a.agentTurn(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +69,9 @@ func (a *admin) chatStream(_ context.Context, r *smshttp.Request) (*smshttp.Resp
 		w.Header().Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
 		gone := false // the client went away: the turn still runs to its end
-		for ev, err := range svc.ChatStream(context.WithoutCancel(r.Raw.Context()), body.Session, body.Text) {
+		// ctx carries the caller (for the caller key), not the connection:
+		// the turn runs to its end when the client goes away.
+		for ev, err := range svc.ChatStream(context.WithoutCancel(ctx), body.Session, body.Text) {
 			if gone {
 				continue
 			}

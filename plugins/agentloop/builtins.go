@@ -18,9 +18,6 @@ const (
 	toolEnable  = "plugin_enable"
 )
 
-// requester is who the judge sees submitting the agent's plugins.
-const requester = "chat-agent"
-
 func builtin(name string) bool {
 	switch name {
 	case toolDefine, toolList, toolDisable, toolEnable:
@@ -54,7 +51,7 @@ func (s *service) submit(ctx context.Context, input map[string]any) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	return s.judge.Submit(ctx, p.Manifest, p.Code, requester)
+	return s.judge.Submit(ctx, p.Manifest, p.Code, Requester)
 }
 
 // pluginInfo is one row of plugin_list.

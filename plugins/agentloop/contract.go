@@ -12,6 +12,9 @@ import (
 // PluginID is the id of the agent loop plugin.
 const PluginID = "sms.agentloop"
 
+// Requester is who the judge sees submitting the agent's plugins.
+const Requester = "chat-agent"
+
 // Key is the system-only key whose value is the Service.
 const Key = "agent"
 

@@ -79,7 +79,9 @@ func TestHostileCodeFromStrings(t *testing.T) {
 // activation at the bridge budget, and the kernel's memory stays near
 // where it was instead of growing by hundreds of megabytes. The isolated
 // executor's children run the same runtime, so the budget holds there too.
-// Seen failing (the flood mounted) with charge returning nil.
+// Seen failing (the flood mounted) with charge returning nil, and (the
+// kernel grew past 1 GiB, 2 GiB with the isolated executor) with every cap
+// call started at once.
 func TestHostileBridgeFlood(t *testing.T) { eachExecutor(t, testBridgeFlood) }
 
 func testBridgeFlood(t *testing.T, executor string) {
@@ -91,6 +93,23 @@ func testBridgeFlood(t *testing.T, executor string) {
 	v := h.submit(t, map[string]any{"id": "agent.flood", "version": "1", "optional": []string{"collections"}}, code)
 	if v.str("status") != "rejected" || !strings.Contains(v.str("reason"), "bridge budget exceeded") {
 		t.Fatalf("verdict = %s, want rejected for exceeding the bridge budget", v.text)
+	}
+	// Large answers, all asked for at once, live only (null on trial).
+	big := `export default async function activate(cap) { await cap.provide('agent.big.v', { s: 'x'.repeat(1000000) }); }`
+	if v := h.submit(t, map[string]any{"id": "agent.big", "version": "1", "provide": []string{"agent.big.v"}}, big); v.str("status") != "mounted" {
+		t.Fatalf("agent.big = %s", v.text)
+	}
+	heavy := `export default async function activate(cap) {
+  const all = [];
+  for (let i = 0; i < 999; i++) all.push(cap.get('agent.big.v'));
+  await Promise.all(all);
+}`
+	// The isolated child's pipe may be slower than the deadline at carrying
+	// 64 MiB; either way the plugin fails and the kernel stays small.
+	v = h.submit(t, map[string]any{"id": "agent.heavy", "version": "1", "inject": []string{"agent.big.v"}}, heavy)
+	if reason := v.str("reason"); v.str("status") != "rejected" ||
+		!strings.Contains(reason, "bridge budget exceeded") && !strings.Contains(reason, "deadline exceeded") {
+		t.Fatalf("verdict = %s, want rejected for exceeding the bridge budget or the deadline", v.text)
 	}
 	if after := rss(t, h.app.cmd.Process.Pid); after > before+256<<20 {
 		t.Fatalf("the kernel grew from %d MiB to %d MiB", before>>20, after>>20)

@@ -56,13 +56,40 @@ func (u *unit) hostFunc(call js.FunctionCall) js.Value {
 	default:
 		j.inflight++
 		call := &hostCallState{j: j, host: host, req: req, resolve: resolve, reject: reject}
-		if async, ok := host.(AsyncHost); ok {
-			async.StartHost(j.ctx, req, func(raw json.RawMessage, err error) { u.answer(call, raw, err) })
-		} else if !u.offer(call) {
-			workers.Go(func() { u.perform(call) })
+		if u.hostLive < u.opts.MaxHostInFlight {
+			u.startHost(call)
+		} else {
+			u.hostQueue = append(u.hostQueue, call) // started when an answer frees a place
 		}
 	}
 	return u.rt.ToValue(p)
+}
+
+// startHost starts a host call. At most Options.MaxHostInFlight of the
+// unit's host calls run at once, so the answers waiting for the loop stay
+// bounded however many calls the JavaScript makes. Loop only.
+func (u *unit) startHost(call *hostCallState) {
+	u.hostLive++
+	if async, ok := call.host.(AsyncHost); ok {
+		async.StartHost(call.j.ctx, call.req, func(raw json.RawMessage, err error) { u.answer(call, raw, err) })
+	} else if !u.offer(call) {
+		workers.Go(func() { u.perform(call) })
+	}
+}
+
+// startQueued starts queued host calls while places are free; those of a
+// job that has ended are dropped. Loop only.
+func (u *unit) startQueued() {
+	for len(u.hostQueue) > 0 && u.hostLive < u.opts.MaxHostInFlight {
+		call := u.hostQueue[0]
+		u.hostQueue[0] = nil
+		u.hostQueue = u.hostQueue[1:]
+		if call.j.gone.Load() {
+			call.j.inflight--
+			continue
+		}
+		u.startHost(call)
+	}
 }
 
 func (u *unit) hostRequest(call js.FunctionCall) (HostCall, error) {
@@ -138,6 +165,8 @@ func (u *unit) answer(c *hostCallState, raw json.RawMessage, err error) {
 func (u *unit) answerSlice(c *hostCallState, raw json.RawMessage, err error) func() {
 	return func() {
 		c.j.inflight--
+		u.hostLive--
+		u.startQueued()
 		u.slice(c.j, func() error {
 			if err == nil {
 				err = u.charge(c.j, int64(len(raw)), 0)
@@ -201,8 +230,6 @@ func (u *unit) charge(j *job, bytes int64, calls int) error {
 	switch {
 	case j.calls > u.opts.MaxHostCalls:
 		over = fmt.Sprintf("more than %d cap calls", u.opts.MaxHostCalls)
-	case calls > 0 && j.inflight >= u.opts.MaxHostInFlight:
-		over = fmt.Sprintf("more than %d cap calls waiting for an answer at once", u.opts.MaxHostInFlight)
 	case j.bytes > u.opts.MaxHostBytes:
 		over = fmt.Sprintf("more than %d bytes through cap calls", u.opts.MaxHostBytes)
 	default:

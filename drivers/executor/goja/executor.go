@@ -22,7 +22,7 @@ const (
 	DefaultMaxSourceBytes   = 256 << 10
 	DefaultMaxSourceNesting = 64
 	DefaultMaxHostCalls     = 10000
-	DefaultMaxHostInFlight  = 1000
+	DefaultMaxHostInFlight  = 64
 	DefaultMaxHostBytes     = 64 << 20
 )
 
@@ -52,13 +52,13 @@ type Options struct {
 	// MaxSourceBytes and MaxSourceNesting bound the code Load accepts.
 	MaxSourceBytes   int
 	MaxSourceNesting int
-	// MaxHostCalls, MaxHostInFlight and MaxHostBytes bound what one
-	// activation or one call may ask of the host through the bridge: cap
-	// calls made, cap calls not yet answered, and bytes crossing either
-	// way. Past any of them the JavaScript is interrupted and the call
-	// fails, so a flood of cap calls fails its call instead of growing the
-	// process. Defaults DefaultMaxHostCalls, DefaultMaxHostInFlight and
-	// DefaultMaxHostBytes.
+	// MaxHostCalls and MaxHostBytes bound what one activation or one call
+	// may ask of the host through the bridge: cap calls made, and bytes
+	// crossing either way. Past either the JavaScript is interrupted and
+	// the call fails, so a flood of cap calls fails its call instead of
+	// growing the process. MaxHostInFlight bounds the unit's cap calls
+	// running at once, across its calls; more wait their turn. Defaults
+	// DefaultMaxHostCalls, DefaultMaxHostBytes and DefaultMaxHostInFlight.
 	MaxHostCalls    int
 	MaxHostInFlight int
 	MaxHostBytes    int64

@@ -3,6 +3,7 @@ package goja_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,3 +91,31 @@ func TestStuckBuiltinIsReported(t *testing.T) {
 func BenchmarkToolCall(b *testing.B) { executortest.BenchToolCall(b, goja.New(goja.Options{})) }
 
 func BenchmarkMount(b *testing.B) { executortest.BenchMount(b, goja.New(goja.Options{})) }
+
+// An activation stuck in a built-in that no interrupt can stop still
+// returns at its deadline: its JavaScript runs on the unit's own goroutine,
+// not its caller's, and the caller (the kernel, holding its lock; the
+// judge, holding its own) goes on. The regular expression would run for
+// hours; the goroutine left running it ends with the test binary.
+// Seen failing (Activate did not return) with activations driven inline.
+func TestStuckActivationReturnsAtItsDeadline(t *testing.T) {
+	exec := goja.New(goja.Options{Deadline: 100 * time.Millisecond, Grace: 100 * time.Millisecond, OnStuck: func(string) {}})
+	u, err := exec.Load(context.Background(), kernel.Bundle{Manifest: kernel.Manifest{ID: "agent.stuck"},
+		Code: []byte(`export default async function activate(cap) {
+	/^(a+)+(?=b)/.test('a'.repeat(40) + '!');
+}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = u.Close() }()
+	done := make(chan error, 1)
+	go func() { done <- u.Activate(context.Background(), executortest.NewBridge()) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "deadline exceeded") {
+			t.Fatalf("activate = %v, want a deadline error", err)
+		}
+	case <-time.After(time.Minute): // a guard against hanging, not a measurement
+		t.Fatal("Activate did not return while its JavaScript was stuck in a built-in")
+	}
+}

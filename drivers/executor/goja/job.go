@@ -78,27 +78,38 @@ func (j *job) finish(raw string, err error) {
 	})
 }
 
-// wait starts j and waits for its outcome, driving the loop itself and
-// making the job's host calls while it waits.
-func (u *unit) wait(j *job, first func() error) (string, error) {
+// wait starts j and waits for its outcome, making the job's host calls
+// while it waits. Inline, the caller also drives the loop itself, so an
+// uncontended call runs on its goroutine; otherwise the unit's own loop
+// goroutine runs the JavaScript, and the caller is free to return at the
+// deadline even if the JavaScript is stuck in a built-in no interrupt can
+// stop (activations run so: their callers hold the kernel's locks).
+func (u *unit) wait(j *job, first func() error, inline bool) (string, error) {
 	res := make(chan result, 1)
 	j.done = func(raw string, err error) { res <- result{raw: raw, err: err} }
 	j.kick = make(chan struct{}, 1)
-	u.start(j, first, false)
-	u.drive(j)
+	u.start(j, first, !inline)
+	wake := u.wake
+	if inline {
+		u.drive(j)
+	} else {
+		wake = nil // the loop goroutine answers wake-ups
+	}
 	for {
 		if c := u.takeTask(j); c != nil {
 			raw, err := hostCall(c.j.ctx, c.host, c.req)
-			u.enqueue(u.answerSlice(c, raw, err), false)
+			u.enqueue(u.answerSlice(c, raw, err), !inline)
 			u.endTask(j)
-			u.drive(j)
+			if inline {
+				u.drive(j)
+			}
 			continue
 		}
 		select {
 		case r := <-res:
 			u.leave(j)
 			return r.raw, r.err
-		case <-u.wake:
+		case <-wake:
 			u.drive(j)
 		case <-j.kick:
 		}

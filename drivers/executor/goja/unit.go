@@ -35,6 +35,8 @@ type unit struct {
 	jobs      map[*job]struct{}        // jobs whose outcome has not been reported
 	unhandled map[*js.Promise]rejected // rejected promises nobody handled yet
 	fns       map[string]*js.Object    // functions handed to the host, by id
+	hostLive  int                      // host calls started and not yet answered, all jobs
+	hostQueue []*hostCallState         // host calls waiting for hostLive to drop
 	fnIDs     map[*js.Object]string
 	encodeFn  js.Callable // runs encodeIn inside JavaScript, where getters may throw
 	encodeIn  js.Value
@@ -107,7 +109,7 @@ func (u *unit) Activate(ctx context.Context, host kernel.HostBridge) error {
 	u.mu.Unlock()
 	j := newJob(ctx, "activate "+u.plugin)
 	j.activation = true
-	_, err := u.wait(j, func() error { return u.startActivate(j) })
+	_, err := u.wait(j, func() error { return u.startActivate(j) }, false)
 	return err
 }
 
@@ -138,7 +140,7 @@ func (u *unit) startActivate(j *job) error {
 // Call implements kernel.Unit: it calls a function the plugin handed over.
 func (u *unit) Call(ctx context.Context, fn string, args json.RawMessage) (json.RawMessage, error) {
 	j := newJob(ctx, "call "+fn)
-	out, err := u.wait(j, u.callStart(j, fn, args))
+	out, err := u.wait(j, u.callStart(j, fn, args), true)
 	if err != nil {
 		return nil, err
 	}

@@ -131,6 +131,7 @@ func (e *Executor) start(plugin string) (*unit, error) {
 	u := &unit{
 		plugin: plugin, cmd: cmd, stdin: stdin, conn: newConn(stdout, stdin), tail: tail,
 		wait: e.wait, logger: e.opts.Logger, pending: map[uint64]*request{}, exited: make(chan struct{}),
+		slots: make(chan struct{}, serveAtOnce),
 	}
 	go u.read()
 	return u, nil

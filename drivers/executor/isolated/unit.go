@@ -34,10 +34,23 @@ type unit struct {
 	nextID  uint64
 	pending map[uint64]*request
 	host    kernel.HostBridge
-	dead    error // why the child is gone; set once
+	serving int           // host calls of the child being served or waiting for a slot
+	slots   chan struct{} // one per host call being served; serveAtOnce of them
+	dead    error         // why the child is gone; set once
 	closed  bool
 	exited  chan struct{} // closed when the child has exited and dead is set
 }
+
+// maxServing bounds the child's host calls the parent serves at once. The
+// child's runtime already runs at most goja.DefaultMaxHostInFlight of them;
+// this holds even if the child did not, so answers being built for it can
+// never pile up in the kernel.
+const maxServing = 2 * goja.DefaultMaxHostInFlight
+
+// serveAtOnce bounds the host calls the parent works on at once: each may
+// build an answer of up to a snapshot's size (1 MiB) in the kernel's
+// memory. Others wait for a slot, holding only their small request.
+const serveAtOnce = 16
 
 // request is a request of the parent waiting for its reply. Host calls the
 // child makes on its behalf are handed to its goroutine, which is idle
@@ -145,7 +158,7 @@ func (u *unit) roundTrip(ctx context.Context, m message) (message, error) {
 func (u *unit) await(ctx context.Context, id uint64, req *request, timer *time.Timer) (message, bool, error) {
 	select {
 	case h := <-req.host:
-		u.serve(h)
+		u.serveCounted(h)
 		return message{}, false, nil
 	case r := <-req.reply:
 		return r, true, errorOf(r)
@@ -258,6 +271,12 @@ func (u *unit) exitError(waitErr error) error {
 // blocks: the reader must keep reading.
 func (u *unit) dispatch(m message) {
 	u.mu.Lock()
+	if u.serving >= maxServing {
+		u.mu.Unlock()
+		_ = u.conn.send(failure(message{Reply: m.ID}, fmt.Errorf("more than %d cap calls of %s are running at once", maxServing, u.plugin)))
+		return
+	}
+	u.serving++
 	req := u.pending[m.Job]
 	u.mu.Unlock()
 	if req != nil {
@@ -267,7 +286,7 @@ func (u *unit) dispatch(m message) {
 		default:
 		}
 	}
-	workers.Go(func() { u.serve(m) })
+	workers.Go(func() { u.serveCounted(m) })
 }
 
 func (u *unit) deliver(m message) {
@@ -277,6 +296,19 @@ func (u *unit) deliver(m message) {
 	if req != nil {
 		req.reply <- m
 	}
+}
+
+// serveCounted serves a host call dispatch counted in u.serving, once a
+// slot is free.
+func (u *unit) serveCounted(m message) {
+	u.slots <- struct{}{}
+	defer func() {
+		<-u.slots
+		u.mu.Lock()
+		u.serving--
+		u.mu.Unlock()
+	}()
+	u.serve(m)
 }
 
 // serve answers one host call of the child with the parent's HostBridge,
