@@ -15,10 +15,11 @@ var limitCases = []testCase{
 // A flood of cap calls nobody awaits fails its call at the bridge budget
 // instead of growing the process: at most 64 run at once (the rest wait
 // their turn, never reaching the host), the plugin is stopped, and the
-// kernel and other plugins keep serving. A flood of large answers, awaited
-// together, fails at the byte budget. Seen failing (goja: all 200000 calls
-// reached the host, and the process grew by hundreds of MB) with charge
-// returning nil and every call started at once.
+// kernel and other plugins keep serving. (The byte budget is tested with
+// a small budget in package goja, and against the binary in test/e2e: 64
+// MiB of answers is slow under the race detector.) Seen failing (goja:
+// all 200000 calls reached the host, and the process grew by hundreds of
+// MB) with charge returning nil and every call started at once.
 func testBridgeFlood(t *testing.T, f Factory) {
 	env := NewEnv(t, f(t, normal))
 	m := agent("agent.flood")
@@ -32,19 +33,6 @@ func testBridgeFlood(t *testing.T, f Factory) {
 	if n := env.Service.Calls(); n > 64 {
 		t.Fatalf("the host saw %d cap calls, want at most the 64 the unit runs at once", n)
 	}
-	big := agent("agent.big")
-	big.Provide = []string{"agent.big.v"}
-	mustMount(t, env.K, big, `export default async function activate(cap) { await cap.provide('agent.big.v', 'x'.repeat(1000000)); }`)
-	heavy := agent("agent.heavy")
-	heavy.Inject = []string{"agent.big.v"}
-	mustMount(t, env.K, heavy, toolPlugin("heavy", `async () => {
-	const all = [];
-	for (let i = 0; i < 200; i++) all.push(cap.get('agent.big.v'));
-	await Promise.all(all);
-	return 'survived';
-}`))
-	_, err = tool(t, env.K, "heavy")(context.Background())
-	wantErr(t, err, "bridge budget exceeded", "bytes through cap calls")
 	mustMount(t, env.K, agent("agent.after"), toolPlugin("ok", `() => 'ok'`))
 	wantEqual(t, "another plugin after the flood", call(t, tool(t, env.K, "ok")), "ok")
 }

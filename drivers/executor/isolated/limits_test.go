@@ -110,7 +110,8 @@ func TestCPULimitEndsTheChild(t *testing.T) {
 // grace ends itself; later calls say why.
 // Seen failing with the OnStuck exit removed from the child's load.
 func TestStuckChildExits(t *testing.T) {
-	exec := newExecutor(t, isolated.Options{Runtime: goja.Options{Deadline: 200 * time.Millisecond, Grace: 100 * time.Millisecond}})
+	// The deadline leaves a loaded machine time to start the child.
+	exec := newExecutor(t, isolated.Options{Runtime: goja.Options{Deadline: 500 * time.Millisecond, Grace: 250 * time.Millisecond}})
 	u, err := loadDirect(t, exec, `export default async function activate(cap) {
 	await cap.provide('stuck', () => `+catastrophic+`);
 	await cap.provide('ok', () => 'ok');
