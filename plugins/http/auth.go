@@ -29,7 +29,11 @@ func (s *server) authenticate(r *http.Request) Principal {
 }
 
 // Secured implements Service.
-func (s *server) Secured() bool { return len(s.creds) > 0 || len(s.authenticators()) > 0 }
+func (s *server) Secured() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.creds) > 0 || len(s.auths) > 0
+}
 
 // admit checks that who may call rt; req is the request as handlers see it.
 func (s *server) admit(rt *route, who Principal, req *Request) error {
