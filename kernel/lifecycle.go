@@ -176,18 +176,18 @@ func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
 	if _, err := k.blobs.Put(ctx, p.Code); err != nil {
 		return k.wrapErr("propose", id, "store code", err)
 	}
-	k.fault(FaultCodeStored)
+	k.Fault(FaultCodeStored)
 	data := installedData{Manifest: p.Manifest, CodeHash: hash, Trust: TrustAgent, Staged: true}
 	if err := k.appendEvent(ctx, EventPluginInstalled, id, data); err != nil {
 		return err
 	}
-	k.fault(FaultInstalled)
+	k.Fault(FaultInstalled)
 	f := k.mount(ctx, p.Manifest, p.Code, true)
 	k.reg.Lock()
 	f.staged = true
 	k.reg.Unlock()
 	err = k.settleFor(ctx, f)
-	k.fault(FaultActivated)
+	k.Fault(FaultActivated)
 	return err
 }
 

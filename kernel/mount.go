@@ -28,8 +28,6 @@ func (k *Kernel) Fault(name string) {
 	}
 }
 
-func (k *Kernel) fault(name string) { k.Fault(name) }
-
 // Commit records that the staged mount of id with this code hash passed
 // (plugin/mounted): from then on Restore brings it back. Only the code that
 // proposed the plugin (the judge) commits it, once the mount and every
@@ -51,7 +49,7 @@ func (k *Kernel) Commit(ctx context.Context, id, codeHash string) error {
 	k.reg.Lock()
 	f.staged = false
 	k.reg.Unlock()
-	k.fault(FaultCommitted)
+	k.Fault(FaultCommitted)
 	return nil
 }
 
@@ -74,7 +72,7 @@ func (k *Kernel) Abort(ctx context.Context, id, codeHash, reason string) (string
 	if err := k.appendEvent(ctx, EventPluginAborted, id, abortedData{CodeHash: codeHash, Reason: reason}); err != nil {
 		return "", err
 	}
-	k.fault(FaultAborted)
+	k.Fault(FaultAborted)
 	folded, err := k.readFold(ctx)
 	if err != nil {
 		return "", err
