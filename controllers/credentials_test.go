@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/testenv"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -16,6 +17,7 @@ import (
 // kernel only through an Approval the webhook reviewed. Seen failing
 // (the approval went through) with chatScopes set to every scope.
 func TestChatCredentialCannotApprove(t *testing.T) {
+	testenv.Need(t)
 	ctx := context.Background()
 	w := newWorld(t)
 	tn := w.tenant("acme", smsv1.TenantJudge{})

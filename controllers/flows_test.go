@@ -11,6 +11,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/kernelclient"
+	"github.com/sms-baseline/sms/internal/testenv"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -28,6 +29,7 @@ const (
 
 // A Tenant becomes Ready with an endpoint its kernel answers on.
 func TestTenantReady(t *testing.T) {
+	testenv.Need(t)
 	w := newWorld(t)
 	tn := w.tenant("acme", smsv1.TenantJudge{})
 	if tn.Status.Endpoint == "" || tn.Status.ObservedGeneration != tn.Generation {
@@ -42,6 +44,7 @@ func TestTenantReady(t *testing.T) {
 // A plugin with nothing sensitive mounts at once; a rejected one names its
 // gate; deleting a plugin uninstalls it from the kernel.
 func TestPluginVerdicts(t *testing.T) {
+	testenv.Need(t)
 	w := newWorld(t)
 	w.tenant("acme", smsv1.TenantJudge{})
 	w.plugin(w.admin, "quiet", "agent.quiet", quietCode)
@@ -76,6 +79,7 @@ func TestPluginVerdicts(t *testing.T) {
 // not the requester (under forbidSelfApproval) can approve it, and then it
 // mounts. New code expires the old Approval and asks again.
 func TestApprovalFlow(t *testing.T) {
+	testenv.Need(t)
 	w := newWorld(t)
 	w.tenant("acme", smsv1.TenantJudge{ForbidSelfApproval: true})
 	alice, bob, carol := w.user("alice", true), w.user("bob", true), w.user("carol", false)
@@ -115,6 +119,7 @@ func TestApprovalFlow(t *testing.T) {
 // A decision on an Approval whose code changed since is never applied to
 // the new code: the Approval expires instead.
 func TestStaleApprovalExpires(t *testing.T) {
+	testenv.Need(t)
 	w := newWorld(t)
 	w.tenant("acme", smsv1.TenantJudge{})
 	bob := w.user("bob", true)
@@ -138,6 +143,7 @@ func TestStaleApprovalExpires(t *testing.T) {
 // A plugin the agent defined inside the kernel appears as a Plugin object
 // with origin agent.
 func TestAgentPluginMirrored(t *testing.T) {
+	testenv.Need(t)
 	w := newWorld(t)
 	w.tenant("acme", smsv1.TenantJudge{})
 	kc := w.kernel("acme")
@@ -181,6 +187,7 @@ func (w *world) setCode(c client.Client, name, code string) {
 // with status.plugins a struct rather than a pointer (the first merge patch
 // left its zero counts out, and every later status write was invalid).
 func TestTenantSuspendAndDelete(t *testing.T) {
+	testenv.Need(t)
 	w := newWorld(t)
 	w.tenant("acme", smsv1.TenantJudge{})
 	w.plugin(w.admin, "quiet", "agent.quiet", quietCode)

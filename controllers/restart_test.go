@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/testenv"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -21,6 +22,7 @@ import (
 // of 15 runs (-race -count=15) with the live re-read removed: a reconcile that
 // read the plugin from a cache without its new status submitted it again.
 func TestRestartConverges(t *testing.T) {
+	testenv.Need(t)
 	w := newWorld(t)
 	w.tenant("acme", smsv1.TenantJudge{})
 	bob := w.user("bob", true)
@@ -69,6 +71,7 @@ func TestRestartConverges(t *testing.T) {
 // Approval looked up by a name that differs on each reconcile (twenty
 // Approvals for one pending plugin).
 func TestSteadyStateWritesNothing(t *testing.T) {
+	testenv.Need(t)
 	w := newWorld(t)
 	w.tenant("acme", smsv1.TenantJudge{})
 	w.plugin(w.admin, "quiet", "agent.quiet", quietCode)

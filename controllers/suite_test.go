@@ -74,6 +74,7 @@ func newWorld(t testing.TB) *world {
 // newWorldPolling is newWorld with the operator's polling periods.
 func newWorldPolling(t testing.TB, poll, eventPoll time.Duration) *world {
 	t.Helper()
+	testenv.Need(t)
 	ns := fmt.Sprintf("t-%d", time.Now().UnixNano()%1_000_000_000)
 	w := &world{t: t, ns: ns, dataDir: t.TempDir(), admin: fastAdmin, poll: poll, eventPoll: eventPoll}
 	w.must(env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))

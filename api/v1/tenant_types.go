@@ -121,7 +121,10 @@ type TenantSpec struct {
 	// +kubebuilder:default=isolated
 	// +optional
 	Executor Executor `json:"executor,omitempty"`
-	// SystemPlugins lists optional system plugins to enable.
+	// SystemPlugins is reserved for choosing optional system plugins. Every
+	// system plugin is always on today, so the API server refuses a
+	// non-empty list rather than accept a field it would ignore.
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0",message="spec.systemPlugins is not supported yet: every system plugin is always on; remove the field"
 	// +optional
 	SystemPlugins []string `json:"systemPlugins,omitempty"`
 	// Resources of the kernel container.

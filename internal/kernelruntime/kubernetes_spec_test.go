@@ -13,6 +13,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/kernelruntime"
+	"github.com/sms-baseline/sms/internal/testenv"
 )
 
 // TestKubernetesEnsureUpdatesStatefulSet changes the tenant's spec and
@@ -22,6 +23,7 @@ import (
 // list counting as derived) and with the pull policy left to server
 // defaulting (the ":latest" image kept "IfNotPresent").
 func TestKubernetesEnsureUpdatesStatefulSet(t *testing.T) {
+	testenv.Need(t)
 	tenant := k8sTenant(t, "upd", nil)
 	k8sEnsure(t, tenant)
 	before, _ := k8sObjects(t, tenant)
@@ -59,6 +61,7 @@ func TestKubernetesEnsureUpdatesStatefulSet(t *testing.T) {
 // check for a postgres kernel moving to sqlite (the API server refused
 // "volumeMounts[2].name: Not found: "data"" instead of ErrStorageChanged).
 func TestKubernetesKeepsImmutableFields(t *testing.T) {
+	testenv.Need(t)
 	tenant := k8sTenant(t, "immut", nil)
 	k8sEnsure(t, tenant)
 	tenant.Spec.Storage.SQLite = &smsv1.SQLiteStorage{Size: ptr.To(resource.MustParse("5Gi")), StorageClassName: ptr.To("fast")}
@@ -97,6 +100,7 @@ func k8sSetReady(t *testing.T, tenant *smsv1.Tenant, ready int32) {
 // with Running read from status.replicas instead ("status with 0/1 ready
 // = {... Running:true ...}").
 func TestKubernetesRunning(t *testing.T) {
+	testenv.Need(t)
 	tenant := k8sTenant(t, "run", nil)
 	k8sEnsure(t, tenant)
 	k8sSetReady(t, tenant, 0)
@@ -114,6 +118,7 @@ func TestKubernetesRunning(t *testing.T) {
 // {... Running:true Message:}") and with replicas always 1 ("replicas
 // when suspended = 1").
 func TestKubernetesSuspend(t *testing.T) {
+	testenv.Need(t)
 	tenant := k8sTenant(t, "susp", nil)
 	k8sEnsure(t, tenant)
 	k8sSetReady(t, tenant, 1)
@@ -143,6 +148,7 @@ func TestKubernetesSuspend(t *testing.T) {
 // env var left out ("env = []") and with the default schema keeping the
 // tenant name's dashes ("tenant_beta-one").
 func TestKubernetesPostgres(t *testing.T) {
+	testenv.Need(t)
 	for _, tc := range []struct{ schema, want string }{{"", "tenant_beta_one"}, {"custom", "custom"}} {
 		t.Run(tc.want, func(t *testing.T) {
 			tenant := k8sTenant(t, "beta-one", func(s *smsv1.TenantSpec) { s.Storage = k8sPostgres(tc.schema) })
@@ -176,6 +182,7 @@ func TestKubernetesPostgres(t *testing.T) {
 // Path:demo.json...") and with the key file left out of the config ("flag
 // model-key-file = "", ..." and no mount at /var/run/sms/model).
 func TestKubernetesModel(t *testing.T) {
+	testenv.Need(t)
 	tenant := k8sTenant(t, "gamma", func(s *smsv1.TenantSpec) { s.Model = k8sScriptedModel() })
 	k8sEnsure(t, tenant)
 	sts, _ := k8sObjects(t, tenant)

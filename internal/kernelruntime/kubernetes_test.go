@@ -35,6 +35,7 @@ const k8sTestImage = "registry.example/sms/manager:v1.2.3"
 // spec changed by edit, and returns it as the API server stored it.
 func k8sTenant(t *testing.T, name string, edit func(*smsv1.TenantSpec)) *smsv1.Tenant {
 	t.Helper()
+	testenv.Need(t)
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kernelruntime-"}}
 	if err := env.Client.Create(ctx, ns); err != nil {
@@ -144,6 +145,7 @@ func k8sAssertOwned(t *testing.T, obj client.Object, tenant *smsv1.Tenant) {
 // StatefulSet ("*v1.StatefulSet controller = nil") and with the
 // container's Command set to the manager ("command ... ["/manager"]").
 func TestKubernetesDefaultSQLite(t *testing.T) {
+	testenv.Need(t)
 	tenant := k8sTenant(t, "alpha", nil)
 	st := k8sEnsure(t, tenant)
 	wantStatus := kernelruntime.Status{
@@ -306,6 +308,7 @@ func k8sCheckDefaultContainer(t *testing.T, tenant *smsv1.Tenant, sts *appsv1.St
 // all four the server defaulted the update back to the stored object and
 // kept the resourceVersion, which is why the writes are counted.
 func TestKubernetesEnsureIsIdempotent(t *testing.T) {
+	testenv.Need(t)
 	for _, tc := range []struct {
 		name string
 		edit func(*smsv1.TenantSpec)

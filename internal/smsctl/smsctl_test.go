@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 // kubectlSms runs the plugin with args in the default namespace.
 func kubectlSms(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	testenv.Need(t)
 	var out, errOut bytes.Buffer
 	cmd := smsctl.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 	cmd.SetArgs(append([]string{"--kubeconfig", kubeconfig, "-n", "default"}, args...))
@@ -62,6 +63,7 @@ type fixture struct {
 // plugin creates a Plugin of tenant demo and sets its status.
 func plugin(t *testing.T, f fixture, status smsv1.PluginStatus) *smsv1.Plugin {
 	t.Helper()
+	testenv.Need(t)
 	name, id, labels := f.name, f.id, f.labels
 	code := "export default async function activate(cap) {}"
 	p := &smsv1.Plugin{
@@ -115,6 +117,7 @@ func get[T client.Object](t *testing.T, name string, obj T) T {
 // rule answered instead, without saying what the decision was, and this
 // test failed.
 func TestApproveByPlugin(t *testing.T) {
+	testenv.Need(t)
 	p := plugin(t, fixture{name: "hello", id: "agent.hello"}, smsv1.PluginStatus{ApprovalRef: &corev1.LocalObjectReference{Name: "hello-abababab"}})
 	approval(t, "hello-abababab", p.Name)
 	out, err := kubectlSms(t, "approve", "hello", "-m", "read it")
@@ -138,6 +141,7 @@ func TestApproveByPlugin(t *testing.T) {
 // TestDecideNamesWhatIsWrong: unknown names, a plugin with nothing to
 // approve and a kind that is neither get errors that say so.
 func TestDecideNamesWhatIsWrong(t *testing.T) {
+	testenv.Need(t)
 	plugin(t, fixture{name: "greeting", id: "agent.greeting"}, smsv1.PluginStatus{Verdict: &smsv1.Verdict{Result: "mounted"}})
 	cases := map[string][]string{
 		`no plugin or approval named "nope" in namespace default`:  {"approve", "nope"},
@@ -156,6 +160,7 @@ func TestDecideNamesWhatIsWrong(t *testing.T) {
 // exported, without status, server fields or the sms.dev/origin label.
 // With ownKeys returning its input, the label appeared and this failed.
 func TestExportKeepsWhatBelongsInGit(t *testing.T) {
+	testenv.Need(t)
 	tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default"}}
 	must(t, env.Client.Create(context.Background(), tenant))
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), tenant) })
@@ -179,6 +184,7 @@ func TestExportKeepsWhatBelongsInGit(t *testing.T) {
 // TestStatusShowsPendingApprovals: the summary lists the tenant's plugins
 // and its undecided approvals, and names a tenant that does not exist.
 func TestStatusShowsPendingApprovals(t *testing.T) {
+	testenv.Need(t)
 	tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "default"}}
 	must(t, env.Client.Create(context.Background(), tenant))
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), tenant) })

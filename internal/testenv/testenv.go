@@ -3,7 +3,6 @@ package testenv
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -88,7 +87,3 @@ func (e *Env) User(name string, groups ...string) (*rest.Config, error) {
 	}
 	return u.Config(), nil
 }
-
-// Required reports whether missing binaries must fail the suite rather
-// than skip it: make test sets SMS_REQUIRE_ENVTEST=1.
-func Required() bool { return os.Getenv("SMS_REQUIRE_ENVTEST") == "1" }

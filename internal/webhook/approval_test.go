@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/testenv"
 )
 
 // TestApprovalWhoMayDecide sets the decision of a fresh Approval of
@@ -23,6 +24,7 @@ import (
 // "system:serviceaccount:sms-system:sms-controller-manager" may not approve
 // ..., want none`.
 func TestApprovalWhoMayDecide(t *testing.T) {
+	testenv.Need(t)
 	serve(t)
 	tests := []struct {
 		name        string
@@ -66,6 +68,7 @@ func TestApprovalWhoMayDecide(t *testing.T) {
 // with the restore removed (updates admitted unpatched): `sms.dev/decided-by:
 // got "mallory", want "bob"`.
 func TestApprovalDecidedBy(t *testing.T) {
+	testenv.Need(t)
 	serve(t)
 	ns := newNamespace(t, true)
 	must(t, as(t, "alice").Create(t.Context(), newPlugin(ns, "p", nil)))
@@ -104,6 +107,7 @@ func TestApprovalDecidedBy(t *testing.T) {
 // `pre-approved_by_the_operator: sms.dev/decided-by: got
 // "system:serviceaccount:sms-system:sms-controller-manager", want "mallory"`.
 func TestApprovalCreated(t *testing.T) {
+	testenv.Need(t)
 	serve(t)
 	forged := map[string]string{
 		smsv1.AnnotationDecidedBy: "mallory",

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/testenv"
 )
 
 // TestPluginRequestedBy follows one Plugin through the hands of alice and
@@ -16,6 +17,7 @@ import (
 // spec-unchanged update removed (the request's user stamped on every
 // update): `labels by bob: sms.dev/requested-by: got "bob", want "alice"`.
 func TestPluginRequestedBy(t *testing.T) {
+	testenv.Need(t)
 	serve(t)
 	ns := newNamespace(t, false)
 	plugin := newPlugin(ns, "p", map[string]string{smsv1.AnnotationRequestedBy: "mallory"})
@@ -59,6 +61,7 @@ func TestPluginRequestedBy(t *testing.T) {
 // not checking isOperator): `sms.dev/requested-by: got
 // "system:serviceaccount:sms-system:sms-controller-manager", want "dave"`.
 func TestPluginRequestedByOperator(t *testing.T) {
+	testenv.Need(t)
 	serve(t)
 	ns := newNamespace(t, false)
 	c := as(t, operator)

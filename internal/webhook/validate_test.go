@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/testenv"
 	"github.com/sms-baseline/sms/internal/webhook"
 )
 
@@ -32,6 +34,7 @@ import (
 // "spec.decision is already \"Approved\"; a decision cannot change"`, while
 // TestApprovalDecidedBy, going through the API server, kept passing.
 func TestDecisionImmutable(t *testing.T) {
+	testenv.Need(t)
 	serve(t)
 	tests := []struct {
 		name     string
@@ -117,6 +120,7 @@ func raw(t *testing.T, a *smsv1.Approval) runtime.RawExtension {
 // code). Seen failing with rebound always answering "": every case below
 // was allowed.
 func TestApprovalStaysBound(t *testing.T) {
+	testenv.Need(t)
 	serve(t)
 	for _, tt := range []struct {
 		field  string
@@ -148,4 +152,24 @@ func TestApprovalStaysBound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSystemPluginsRefused: spec.systemPlugins selects nothing yet, so the
+// API server refuses a Tenant that sets it instead of storing a field the
+// operator would ignore. Without the CRD's CEL rule the create succeeded.
+func TestSystemPluginsRefused(t *testing.T) {
+	testenv.Need(t)
+	tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "with-system-plugins", Namespace: "default"},
+		Spec: smsv1.TenantSpec{SystemPlugins: []string{"metrics"}}}
+	err := env.Client.Create(t.Context(), tenant)
+	if err == nil {
+		_ = env.Client.Delete(t.Context(), tenant)
+		t.Fatal("a Tenant with spec.systemPlugins was accepted")
+	}
+	if !strings.Contains(err.Error(), "spec.systemPlugins is not supported yet") {
+		t.Fatalf("refusal does not name the field: %v", err)
+	}
+	tenant.Spec.SystemPlugins = nil
+	must(t, env.Client.Create(t.Context(), tenant))
+	must(t, env.Client.Delete(t.Context(), tenant))
 }

@@ -49,6 +49,7 @@ var (
 // operator.
 func as(t *testing.T, user string) client.Client {
 	t.Helper()
+	testenv.Need(t)
 	usersOnce.Do(func() {
 		users = map[string]client.Client{}
 		for _, name := range []string{"alice", "bob", "carol", operator} {
@@ -71,6 +72,7 @@ func as(t *testing.T, user string) client.Client {
 // calls until t ends.
 func serve(t *testing.T) {
 	t.Helper()
+	testenv.Need(t)
 	wo := env.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:  env.Scheme,

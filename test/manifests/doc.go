@@ -6,6 +6,6 @@
 // RBAC) and that every sample decodes strictly into the api/v1 types, so a
 // misspelt field fails here rather than being dropped by the API server.
 //
-// Without kubectl the tests skip, or fail when SMS_REQUIRE_ENVTEST=1.
+// Without kubectl the tests fail, or skip when SMS_SKIP_ENVTEST=1.
 // The package has no non-test code.
 package manifests

@@ -31,16 +31,16 @@ const (
 	container  = "manager"
 )
 
-// kubectl returns the path of kubectl, skipping the test without one
-// unless SMS_REQUIRE_ENVTEST=1 asks for every Kubernetes test to run.
+// kubectl returns the path of kubectl; without one the test fails, or
+// skips when SMS_SKIP_ENVTEST=1 asks for skipping.
 func kubectl(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("kubectl")
 	if err != nil {
-		if testenv.Required() {
-			t.Fatalf("kubectl is required (SMS_REQUIRE_ENVTEST=1): %v", err)
+		if testenv.Skipping() {
+			t.Skipf("kubectl not found (%s=1): %v", testenv.SkipVariable, err)
 		}
-		t.Skipf("kubectl not found, skipping: %v", err)
+		t.Fatalf("kubectl is required by the manifest tests (set %s=1 to skip them): %v", testenv.SkipVariable, err)
 	}
 	return path
 }
