@@ -199,3 +199,21 @@ func (c *Client) Plugin(ctx context.Context, id string) (Installed, error) {
 
 // pluginPath is the path of plugin id, escaped.
 func pluginPath(id string) string { return "/api/plugins/" + url.PathEscape(id) }
+
+// PluginStatus is what the kernel runs of one plugin and what of it waits
+// for a human, as GET /api/plugins/{id}/status reports it.
+type PluginStatus struct {
+	// Fiber is the installed plugin; nil when none is.
+	Fiber *kernel.FiberView `json:"fiber"`
+	// Pending are its submissions waiting for a decision.
+	Pending []judge.Approval `json:"pending"`
+}
+
+// PluginStatus returns one plugin's fiber and pending approvals, read
+// from the kernel's memory. An id the kernel neither runs nor holds is a
+// 404 (IsNotFound).
+func (c *Client) PluginStatus(ctx context.Context, id string) (PluginStatus, error) {
+	var s PluginStatus
+	err := c.do(ctx, call{method: http.MethodGet, path: pluginPath(id) + "/status"}, &s)
+	return s, err
+}

@@ -74,7 +74,7 @@ func readFrames(r io.Reader, fn func([]byte) error) error {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("kernel admin api: chat: read stream: %w", err)
+		return fmt.Errorf("kernel admin api: read stream: %w", err)
 	}
 	if len(data) > 0 {
 		return fn(data)

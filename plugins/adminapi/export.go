@@ -3,6 +3,7 @@ package adminapi
 import (
 	"context"
 
+	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
@@ -49,4 +50,33 @@ func (a *admin) export(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 		return nil, err
 	}
 	return smshttp.JSON(exported{Manifest: t.Manifest, Code: string(code), CodeHash: t.CodeHash, Enabled: t.Enabled}), nil
+}
+
+// pluginStatus is the answer of GET /api/plugins/{id}/status: what the
+// kernel runs of one plugin and what of it waits for a human, read from
+// memory (no log fold), so a controller can check one plugin cheaply.
+type pluginStatus struct {
+	// Fiber is the installed plugin, nil when none is.
+	Fiber *kernel.FiberView `json:"fiber"`
+	// Pending are its submissions waiting for a decision.
+	Pending []judge.Approval `json:"pending"`
+}
+
+// status answers one plugin's fiber and pending approvals; an id the
+// kernel neither runs nor holds for approval is a 404.
+func (a *admin) status(_ context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	id := r.Params["id"]
+	out := pluginStatus{Pending: []judge.Approval{}}
+	if f, ok := a.k.Fiber(id); ok {
+		out.Fiber = &f
+	}
+	for _, p := range a.judge.Pending() {
+		if p.PluginID == id {
+			out.Pending = append(out.Pending, p)
+		}
+	}
+	if out.Fiber == nil && len(out.Pending) == 0 {
+		return nil, smshttp.Errorf(smshttp.KindNotFound, "the kernel neither runs nor holds plugin "+id)
+	}
+	return smshttp.JSON(out), nil
 }

@@ -16,6 +16,11 @@ import (
 // streamPoll is how often the event stream looks for new events.
 const streamPoll = 200 * time.Millisecond
 
+// StreamKeepalive is the longest the event stream stays silent: when no
+// event came for that long it sends a comment line, so a client can tell
+// a quiet kernel from a hung one by a read deadline of a few keepalives.
+const StreamKeepalive = 15 * time.Second
+
 // stream serves the event log as server-sent events, one "data:" frame per
 // event with its sequence number as the id, until the client goes away.
 func (a *admin) stream(_ context.Context, r *smshttp.Request) (*smshttp.Response, error) {
@@ -41,10 +46,20 @@ func (a *admin) pump(ctx context.Context, w http.ResponseWriter, after int64, li
 	flush()
 	tick := time.NewTicker(streamPoll)
 	defer tick.Stop()
+	wrote := time.Now()
 	for {
 		events, err := a.k.Events(ctx, after, limit)
 		if err != nil {
 			return // the client went away, or the log failed: the client reconnects with Last-Event-ID
+		}
+		if len(events) == 0 && time.Since(wrote) >= StreamKeepalive {
+			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
+				return
+			}
+			wrote = time.Now()
+		}
+		if len(events) > 0 {
+			wrote = time.Now()
 		}
 		for _, e := range events {
 			raw, _ := json.Marshal(e)

@@ -25,6 +25,7 @@ func (a *admin) routes() []smshttp.Route {
 		}),
 		route("POST", "/api/plugins", chat, a.submit),
 		route("GET", "/api/plugins/:id", read, a.export),
+		route("GET", "/api/plugins/:id/status", read, a.status),
 		route("POST", "/api/plugins/:id/enable", adm, a.toggle(true)),
 		route("POST", "/api/plugins/:id/disable", adm, a.toggle(false)),
 		route("DELETE", "/api/plugins/:id", adm, a.uninstall),
