@@ -178,14 +178,14 @@ func (r *ApprovalReconciler) apply(ctx context.Context, a *smsv1.Approval, kc *k
 // the plugin's code for approval, and does nothing when the code mounted
 // without needing one.
 func (r *ApprovalReconciler) preApproved(ctx context.Context, a *smsv1.Approval, kc *kernelclient.Client) (ctrl.Result, error) {
-	s, err := kc.State(ctx)
+	s, err := r.view(ctx, kc, a.Spec.PluginID)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if pending := pendingFor(s, a.Spec.PluginID, a.Spec.CodeHash); pending != nil {
 		return ctrl.Result{}, r.apply(ctx, a, kc, pending.ID)
 	}
-	if f, ok := findFiber(s, a.Spec.PluginID); ok && f.CodeHash == a.Spec.CodeHash && a.Spec.Decision == smsv1.DecisionApproved {
+	if f := fiberOf(s); f.ID != "" && f.CodeHash == a.Spec.CodeHash && a.Spec.Decision == smsv1.DecisionApproved {
 		r.decided(a, a.Annotations[smsv1.AnnotationDecidedBy])
 		return ctrl.Result{}, nil
 	}
@@ -198,13 +198,13 @@ func (r *ApprovalReconciler) preApproved(ctx context.Context, a *smsv1.Approval,
 // applied before (a restart between the kernel's answer and the status
 // update): the approved code runs, or the denied code does not wait.
 func (r *ApprovalReconciler) alreadyApplied(ctx context.Context, a *smsv1.Approval, kc *kernelclient.Client) (bool, error) {
-	s, err := kc.State(ctx)
+	s, err := r.view(ctx, kc, a.Spec.PluginID)
 	if err != nil {
 		return false, err
 	}
-	f, ok := findFiber(s, a.Spec.PluginID)
 	if a.Spec.Decision == smsv1.DecisionApproved {
-		return ok && f.CodeHash == a.Spec.CodeHash, nil
+		f := fiberOf(s)
+		return f.ID != "" && f.CodeHash == a.Spec.CodeHash, nil
 	}
 	return pendingFor(s, a.Spec.PluginID, a.Spec.CodeHash) == nil, nil
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/controllers"
 )
 
 // BenchmarkPluginToReady applies 100 Plugins to one tenant at once and
@@ -24,7 +25,7 @@ import (
 func BenchmarkPluginToReady(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
-		w := newWorldPolling(b, 30*time.Second, time.Second) // the operator's defaults
+		w := newWorldPolling(b, controllers.DefaultPoll) // the operator's default
 		w.tenant("acme", smsv1.TenantJudge{})
 		judged, ready := w.timePlugins(100)
 		b.StartTimer()
@@ -44,7 +45,7 @@ func BenchmarkPluginToReady(b *testing.B) {
 func BenchmarkTenantsToReady(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
-		w := newWorldPolling(b, 30*time.Second, time.Second) // the operator's defaults
+		w := newWorldPolling(b, controllers.DefaultPoll) // the operator's default
 		b.StartTimer()
 		start := time.Now()
 		seen := w.watchUntil(&smsv1.TenantList{}, 200, func(o client.Object) bool {

@@ -30,7 +30,8 @@ type Deps struct {
 	// HTTP is shared by the kernel clients.
 	HTTP *http.Client
 	// Poll is how often a tenant's kernel is checked when nothing else
-	// triggers a reconcile. Default 30 s.
+	// triggers a reconcile. Default 5 minutes: event streams and watches
+	// wake what changed, so this is only a resync.
 	Poll time.Duration
 }
 
@@ -44,10 +45,13 @@ func (d *Deps) reader() client.Reader {
 
 func (d *Deps) poll() time.Duration {
 	if d.Poll <= 0 {
-		return 30 * time.Second
+		return DefaultPoll
 	}
 	return d.Poll
 }
+
+// DefaultPoll is the resync period of Deps.Poll.
+const DefaultPoll = 5 * time.Minute
 
 // AdminTokenSecretName names the Secret holding a tenant's admin token.
 func AdminTokenSecretName(tenant string) string { return tenant + "-kernel-admin" }

@@ -4,17 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/kernelclient"
@@ -22,94 +18,183 @@ import (
 	"github.com/sms-baseline/sms/kernel"
 )
 
-// Mirror makes every agent plugin a kernel runs, or holds for approval,
-// visible as a Plugin object labelled sms.dev/origin=agent. It also
-// watches each ready kernel's event log and wakes the tenant controller
-// when something happened there.
+// MirrorFieldOwner is the field manager the mirror applies agent-made
+// Plugins with.
+const MirrorFieldOwner = "sms-mirror"
+
+// Mirror keeps one Plugin object, labelled sms.dev/origin=agent, for every
+// agent plugin a kernel runs or holds for approval. For those Plugins the
+// kernel owns the spec: the mirror applies what the kernel has (server-side
+// apply, field owner sms-mirror) whenever it changes, and deletes the
+// Plugin when the kernel uninstalled the plugin. A person's edit of such a
+// spec is pushed to the kernel first (by the Plugin reconciler) and only
+// then mirrored back. Plugins from git (no origin label) are never
+// touched: there the spec owns the kernel.
 type Mirror struct {
 	*Deps
-	// Every is how often kernels' event logs are polled. Default 1 s.
-	Every time.Duration
-
-	wake    chan event.TypedGenericEvent[*smsv1.Tenant]
-	mu      sync.Mutex
-	cursors map[types.NamespacedName]int64
 }
 
-// NewMirror returns a mirror; its Start polls the kernels.
-func NewMirror(d *Deps) *Mirror {
-	return &Mirror{Deps: d, wake: make(chan event.TypedGenericEvent[*smsv1.Tenant], 1024),
-		cursors: map[types.NamespacedName]int64{}}
+// kernelCopy is what a kernel holds of one agent plugin.
+type kernelCopy struct {
+	fiber   *kernel.FiberView
+	pending *judge.Approval // the newest submission waiting for a human
 }
 
-// Sync creates Plugin objects for the kernel's agent plugins that have
-// none. A Plugin being deleted still counts, so an uninstall in progress
-// is not mirrored back.
+// source is the submission the Plugin's spec should show: the one waiting
+// for a human when there is one, else the installed one.
+func (c kernelCopy) hashVersion() (string, string) {
+	if c.pending != nil {
+		return c.pending.CodeHash, c.pending.Manifest.Version
+	}
+	return c.fiber.CodeHash, c.fiber.Version
+}
+
+func (c kernelCopy) enabled() bool { return c.fiber == nil || c.fiber.Enabled }
+
+// Sync mirrors the kernel's agent plugins into tenant t's namespace.
 func (m *Mirror) Sync(ctx context.Context, t *smsv1.Tenant, kc *kernelclient.Client, s kernelclient.State) error {
-	var list smsv1.PluginList
-	if err := m.Client.List(ctx, &list, client.InNamespace(t.Namespace)); err != nil {
+	objs, err := m.pluginsOf(ctx, t.Namespace, indexPluginTenant, t.Name)
+	if err != nil {
 		return err
 	}
-	have := map[string]bool{}
-	for _, p := range list.Items {
-		if p.Spec.TenantRef.Name == t.Name {
-			have[p.Spec.ID] = true
+	agent, git := map[string]*smsv1.Plugin{}, map[string]bool{}
+	for i := range objs {
+		p := &objs[i]
+		if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) {
+			agent[p.Spec.ID] = p
+		} else {
+			git[p.Spec.ID] = true
 		}
 	}
-	for _, f := range s.Fibers {
-		if f.Trust != kernel.TrustAgent || have[f.ID] {
-			continue
+	copies := map[string]kernelCopy{}
+	for i := range s.Fibers {
+		if f := &s.Fibers[i]; f.Trust == kernel.TrustAgent {
+			copies[f.ID] = kernelCopy{fiber: f}
 		}
-		got, err := kc.Plugin(ctx, f.ID)
-		if kernelclient.IsNotFound(err) {
-			continue // uninstalled meanwhile
+	}
+	for i := range s.Pending {
+		a := &s.Pending[i]
+		c := copies[a.PluginID]
+		if c.pending == nil || a.Requested.After(c.pending.Requested) {
+			c.pending = a
 		}
-		if err != nil {
-			return err
+		copies[a.PluginID] = c
+	}
+	for id, c := range copies {
+		if git[id] {
+			continue // git owns this plugin; the Plugin reconciler puts its spec back
 		}
-		have[f.ID] = true
-		if err := m.create(ctx, t, mirrored{judge.Plugin{Manifest: got.Manifest, Code: got.Code}, got.Enabled, "agent"}); err != nil {
+		if err := m.mirror(ctx, t, kc, agent[id], c); err != nil {
 			return err
 		}
 	}
-	for _, a := range s.Pending {
-		if have[a.PluginID] {
-			continue
-		}
-		have[a.PluginID] = true
-		if err := m.create(ctx, t, mirrored{judge.Plugin{Manifest: a.Manifest, Code: a.Code}, true, a.RequestedBy}); err != nil {
-			return err
+	for id, p := range agent {
+		if _, ok := copies[id]; !ok {
+			if err := m.gone(ctx, p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// mirrored is a kernel plugin to mirror: its code, whether it runs, and
-// who asked for it.
-type mirrored struct {
-	plugin  judge.Plugin
-	enabled bool
-	by      string
-}
-
-// create writes the mirrored Plugin.
-func (m *Mirror) create(ctx context.Context, t *smsv1.Tenant, mp mirrored) error {
-	jp, enabled, by := mp.plugin, mp.enabled, mp.by
-	p, err := PluginObject(t, jp)
+// mirror brings one agent-made Plugin (nil: none yet) in line with the
+// kernel's copy.
+func (m *Mirror) mirror(ctx context.Context, t *smsv1.Tenant, kc *kernelclient.Client, p *smsv1.Plugin, c kernelCopy) error {
+	if p != nil && (!p.DeletionTimestamp.IsZero() || upToDate(p, c) || personEditPending(p, c)) {
+		return nil
+	}
+	jp, by, err := m.fetch(ctx, kc, p, c)
+	if kernelclient.IsNotFound(err) {
+		return nil // uninstalled meanwhile; the next event says so
+	}
 	if err != nil {
 		return err
 	}
-	p.Labels[smsv1.LabelOrigin] = string(smsv1.OriginAgent)
-	p.Annotations = map[string]string{smsv1.AnnotationRequestedBy: by}
-	p.Spec.Enabled = &enabled
-	if err := m.Client.Create(ctx, p); err != nil {
+	obj, err := PluginObject(t, jp)
+	if err != nil {
+		return err
+	}
+	hash, _ := c.hashVersion()
+	enabled := c.enabled()
+	obj.Labels[smsv1.LabelOrigin] = string(smsv1.OriginAgent)
+	obj.Annotations = map[string]string{smsv1.AnnotationRequestedBy: by,
+		smsv1.AnnotationKernelSubmission: submissionKey(jp), smsv1.AnnotationKernelCode: hash,
+		smsv1.AnnotationKernelEnabled:   strconv.FormatBool(enabled),
+		smsv1.AnnotationKernelInstalled: strconv.FormatBool(c.fiber != nil)}
+	obj.Spec.Enabled = &enabled
+	if p != nil {
+		obj.ResourceVersion = p.ResourceVersion // apply onto what was read, or conflict and retry
+	}
+	//nolint:staticcheck // SA1019: typed objects are applied with the Apply patch until the API types ship apply configurations.
+	if err := m.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(MirrorFieldOwner), client.ForceOwnership); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			log.FromContext(ctx).Info("A Plugin with the mirrored plugin's name exists; not mirrored", "plugin", p.Name, "id", jp.Manifest.ID)
-			return nil
+			return nil // a Plugin by that name appeared since the cache was read; the next sync sees it
 		}
 		return fmt.Errorf("mirror agent plugin %s: %w", jp.Manifest.ID, err)
 	}
-	m.event(p, false, "Mirrored", fmt.Sprintf("the agent defined %s in tenant %s", jp.Manifest.ID, t.Name))
+	if p == nil {
+		m.event(obj, false, "Mirrored", fmt.Sprintf("the agent defined %s in tenant %s", jp.Manifest.ID, t.Name))
+	} else {
+		m.event(obj, false, "Mirrored", fmt.Sprintf("the kernel's copy of %s changed: version %s (%s), enabled %t", jp.Manifest.ID, jp.Manifest.Version, shortHash(hash), enabled))
+	}
+	return nil
+}
+
+// fetch returns the kernel's copy's manifest and code and who asked for
+// it: a pending submission carries both; an installed one is exported.
+func (m *Mirror) fetch(ctx context.Context, kc *kernelclient.Client, p *smsv1.Plugin, c kernelCopy) (judge.Plugin, string, error) {
+	by := "agent"
+	if p != nil && p.Annotations[smsv1.AnnotationRequestedBy] != "" {
+		by = p.Annotations[smsv1.AnnotationRequestedBy]
+	}
+	if c.pending != nil {
+		if c.pending.RequestedBy != "" {
+			by = c.pending.RequestedBy
+		}
+		return judge.Plugin{Manifest: c.pending.Manifest, Code: c.pending.Code}, by, nil
+	}
+	got, err := kc.Plugin(ctx, c.fiber.ID)
+	if err != nil {
+		return judge.Plugin{}, "", err
+	}
+	return judge.Plugin{Manifest: got.Manifest, Code: got.Code}, by, nil
+}
+
+// upToDate reports whether the Plugin already shows the kernel's copy.
+func upToDate(p *smsv1.Plugin, c kernelCopy) bool {
+	hash, version := c.hashVersion()
+	a := p.Annotations
+	return a[smsv1.AnnotationKernelCode] == hash && p.Spec.Version == version &&
+		a[smsv1.AnnotationKernelEnabled] == strconv.FormatBool(c.enabled()) &&
+		a[smsv1.AnnotationKernelInstalled] == strconv.FormatBool(c.fiber != nil) &&
+		a[smsv1.AnnotationKernelSubmission] != ""
+}
+
+// personEditPending reports whether a person changed the Plugin's spec
+// and the kernel has not seen the change yet: mirroring now would undo it.
+func personEditPending(p *smsv1.Plugin, c kernelCopy) bool {
+	edited, toggled := personEdited(p)
+	if edited && p.Status.Submission != specKey(p) {
+		return true
+	}
+	return toggled && (c.fiber == nil || c.fiber.Enabled != specEnabled(p))
+}
+
+// gone deletes an agent-made Plugin whose plugin the kernel uninstalled.
+// One the kernel never installed (it waited for a human and was denied)
+// stays, with its Approval, as the record of that decision.
+func (m *Mirror) gone(ctx context.Context, p *smsv1.Plugin) error {
+	if !p.DeletionTimestamp.IsZero() || p.Annotations[smsv1.AnnotationKernelInstalled] != "true" {
+		return nil
+	}
+	if err := m.Client.Delete(ctx, p, client.Preconditions{ResourceVersion: &p.ResourceVersion}); err != nil && !apierrors.IsNotFound(err) {
+		if apierrors.IsConflict(err) {
+			return nil // changed since it was read; the next sync looks again
+		}
+		return fmt.Errorf("delete uninstalled agent plugin %s: %w", p.Name, err)
+	}
+	m.event(p, false, "Uninstalled", "the kernel uninstalled "+p.Spec.ID)
 	return nil
 }
 
@@ -147,52 +232,4 @@ func pluginName(tenant, id string) string {
 		name = name[:253]
 	}
 	return strings.TrimRight(name, "-")
-}
-
-// Start polls every ready kernel's event log and wakes the tenant's
-// reconcile when new events arrived. It implements manager.Runnable.
-func (m *Mirror) Start(ctx context.Context) error {
-	every := m.Every
-	if every <= 0 {
-		every = time.Second
-	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-			m.pollAll(ctx)
-		}
-	}
-}
-
-func (m *Mirror) pollAll(ctx context.Context) {
-	var list smsv1.TenantList
-	if err := m.Client.List(ctx, &list); err != nil {
-		return
-	}
-	for i := range list.Items {
-		t := &list.Items[i]
-		kc, err := m.kernelFor(ctx, t)
-		if err != nil {
-			continue
-		}
-		key := types.NamespacedName{Namespace: t.Namespace, Name: t.Name}
-		m.mu.Lock()
-		after := m.cursors[key]
-		m.mu.Unlock()
-		events, err := kc.Events(ctx, after, 1000)
-		if err != nil || len(events) == 0 {
-			continue
-		}
-		m.mu.Lock()
-		m.cursors[key] = events[len(events)-1].Seq
-		m.mu.Unlock()
-		select {
-		case m.wake <- event.TypedGenericEvent[*smsv1.Tenant]{Object: t}:
-		default: // the tenant is queued already
-		}
-	}
 }

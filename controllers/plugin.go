@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/kernelclient"
@@ -54,8 +56,11 @@ func (r *PluginReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	before := p.DeepCopy()
 	res, err := r.reconcile(ctx, &p)
 	if errors.Is(err, errWait) {
+		// What it waits for (its tenant, a ConfigMap) wakes it by watch;
+		// the requeue is a safety net, not the way it learns.
 		res, err = ctrl.Result{RequeueAfter: r.poll()}, nil
 	}
+	setProgress(&p)
 	p.Status.ObservedGeneration = p.Generation
 	p.Status.Origin = smsv1.OriginGit
 	if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) {
@@ -84,7 +89,10 @@ func (r *PluginReconciler) announce(before, p *smsv1.Plugin) {
 	}
 }
 
-// reconcile submits the plugin when needed and fills its status.
+// reconcile submits the plugin when its spec owns the kernel's copy and
+// fills its status from the kernel. Git's Plugins own their kernel
+// plugin; an agent-made Plugin mirrors it, and pushes only what a person
+// changed in its spec (see Mirror).
 func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl.Result, error) {
 	_, kc, err := r.tenant(ctx, p)
 	if err != nil {
@@ -96,7 +104,7 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 	}
 	hash := kernel.HashCode([]byte(plug.Code))
 	key := submissionKey(plug)
-	state, err := kc.State(ctx)
+	view, err := r.view(ctx, kc, p.Spec.ID)
 	if err != nil {
 		return ctrl.Result{}, r.unreachable(p, err)
 	}
@@ -105,36 +113,32 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 		return ctrl.Result{}, err
 	}
 	if existing != nil && meta.IsStatusConditionTrue(existing.Status.Conditions, smsv1.ConditionDenied) {
-		f, _ := findFiber(state, p.Spec.ID)
-		setDenied(p, hash, existing, f)
+		setDenied(p, hash, existing, fiberOf(view))
 		return ctrl.Result{}, nil
 	}
-	v, known := knownVerdict(p, state, hash, key)
-	if !known {
-		live, err := r.live(ctx, p)
-		if err != nil {
-			return ctrl.Result{}, err
+	edited, toggled := personEdited(p)
+	agent := p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent)
+	var v judge.Verdict
+	var known bool
+	if agent && !edited {
+		if v, known = observedVerdict(p, view, hash); !known {
+			return ctrl.Result{}, nil // the kernel moved on; the mirror updates the spec, which wakes this
 		}
-		v, known = knownVerdict(live, state, hash, key)
-	}
-	if !known {
-		if v, err = kc.Submit(ctx, plug, p.Annotations[smsv1.AnnotationRequestedBy]); err != nil {
-			return ctrl.Result{}, r.unreachable(p, err)
-		}
-		if state, err = kc.State(ctx); err != nil {
-			return ctrl.Result{}, r.unreachable(p, err)
-		}
+	} else if v, view, err = r.submitOnce(ctx, kc, p, plug, view); err != nil {
+		return ctrl.Result{}, r.unreachable(p, err)
+	} else if edited && p.Status.Submission != key {
+		r.event(p, false, "ChangedByPerson", fmt.Sprintf("%s changed the spec of this agent-made plugin; the kernel follows it", requester(p)))
 	}
 	p.Status.CodeHash, p.Status.Submission = hash, key
 	p.Status.Verdict = &smsv1.Verdict{Result: string(v.Status), Gate: v.Gate, Message: v.Reason}
-	fiber, _ := findFiber(state, p.Spec.ID)
-	if v.Status == judge.StatusMounted {
+	fiber := fiberOf(view)
+	if v.Status == judge.StatusMounted && (!agent || toggled) {
 		if fiber, err = r.toggle(ctx, kc, p, fiber); err != nil {
 			return ctrl.Result{}, r.unreachable(p, err)
 		}
 	}
 	if v.Status == judge.StatusPending {
-		if err := r.ensureApproval(ctx, p, pendingFor(state, p.Spec.ID, hash)); err != nil {
+		if err := r.ensureApproval(ctx, p, pendingFor(view, p.Spec.ID, hash)); err != nil {
 			return ctrl.Result{}, err
 		}
 	} else {
@@ -142,17 +146,66 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 	}
 	approved := existing != nil && meta.IsStatusConditionTrue(existing.Status.Conditions, smsv1.ConditionApproved)
 	setPluginConditions(p, v, fiber, approved)
-	return ctrl.Result{RequeueAfter: r.poll()}, nil
+	return ctrl.Result{}, nil
+}
+
+// submitOnce returns the kernel's verdict on the Plugin's spec, submitting
+// it only when the kernel has not judged this exact submission yet.
+func (r *PluginReconciler) submitOnce(ctx context.Context, kc *kernelclient.Client, p *smsv1.Plugin, plug judge.Plugin,
+	view kernelclient.PluginStatus) (judge.Verdict, kernelclient.PluginStatus, error) {
+	hash, key := kernel.HashCode([]byte(plug.Code)), submissionKey(plug)
+	if v, known := knownVerdict(p, view, hash, key); known {
+		return v, view, nil
+	}
+	live, err := r.live(ctx, p)
+	if err != nil {
+		return judge.Verdict{}, view, err
+	}
+	if v, known := knownVerdict(live, view, hash, key); known {
+		return v, view, nil
+	}
+	v, err := kc.Submit(ctx, plug, p.Annotations[smsv1.AnnotationRequestedBy])
+	if err != nil {
+		return v, view, err
+	}
+	view, err = r.view(ctx, kc, p.Spec.ID)
+	return v, view, err
+}
+
+// view reads what the kernel holds of plugin id; nothing is not an error.
+func (d *Deps) view(ctx context.Context, kc *kernelclient.Client, id string) (kernelclient.PluginStatus, error) {
+	s, err := kc.PluginStatus(ctx, id)
+	if kernelclient.IsNotFound(err) {
+		return kernelclient.PluginStatus{}, nil
+	}
+	return s, err
+}
+
+// observedVerdict is the verdict an agent-made Plugin shows: the kernel
+// runs its code, or holds it for a human. Neither means the kernel's copy
+// changed and the mirror has yet to catch up.
+func observedVerdict(p *smsv1.Plugin, s kernelclient.PluginStatus, hash string) (judge.Verdict, bool) {
+	base := judge.Verdict{PluginID: p.Spec.ID, Version: p.Spec.Version, CodeHash: hash}
+	if a := pendingFor(s, p.Spec.ID, hash); a != nil {
+		base.Status, base.Gate, base.ApprovalID = judge.StatusPending, judge.GatePolicy, a.ID
+		base.Reason = "waiting for a human: " + strings.Join(a.Reasons, ", ")
+		return base, true
+	}
+	if f := fiberOf(s); f.ID != "" && f.CodeHash == hash {
+		base.Status, base.Gate = judge.StatusMounted, judge.GateMount
+		return base, true
+	}
+	return judge.Verdict{}, false
 }
 
 // knownVerdict returns the kernel's verdict on this exact submission when
 // it was already made, so nothing is submitted twice.
-func knownVerdict(p *smsv1.Plugin, s kernelclient.State, hash, key string) (judge.Verdict, bool) {
+func knownVerdict(p *smsv1.Plugin, s kernelclient.PluginStatus, hash, key string) (judge.Verdict, bool) {
 	if p.Status.Submission != key {
 		return judge.Verdict{}, false
 	}
 	base := judge.Verdict{PluginID: p.Spec.ID, Version: p.Spec.Version, CodeHash: hash}
-	if f, ok := findFiber(s, p.Spec.ID); ok && f.CodeHash == hash {
+	if f := fiberOf(s); f.ID != "" && f.CodeHash == hash {
 		base.Status, base.Gate = judge.StatusMounted, judge.GateMount
 		return base, true
 	}
@@ -215,6 +268,35 @@ func (r *PluginReconciler) tenant(ctx context.Context, p *smsv1.Plugin) (*smsv1.
 
 // plugin builds the kernel's form of the plugin, reading codeFrom.
 func (r *PluginReconciler) plugin(ctx context.Context, p *smsv1.Plugin) (judge.Plugin, error) {
+	m, err := manifestOf(p)
+	if err != nil {
+		r.stalled(p, smsv1.ReasonInvalidSpec, err.Error())
+		return judge.Plugin{}, reconcile.TerminalError(err)
+	}
+	if p.Spec.Code != nil {
+		return judge.Plugin{Manifest: m, Code: *p.Spec.Code}, nil
+	}
+	ref := p.Spec.CodeFrom
+	if ref == nil {
+		err := errors.New("one of spec.code and spec.codeFrom is required")
+		r.stalled(p, smsv1.ReasonInvalidSpec, err.Error())
+		return judge.Plugin{}, reconcile.TerminalError(err)
+	}
+	var cm corev1.ConfigMap
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ref.Name}, &cm); err != nil {
+		r.waiting(p, smsv1.ReasonReferenceNotFound, fmt.Sprintf("spec.codeFrom: configmap %s: %v", ref.Name, err))
+		return judge.Plugin{}, errWait
+	}
+	code, ok := cm.Data[ref.Key]
+	if !ok {
+		r.waiting(p, smsv1.ReasonReferenceNotFound, fmt.Sprintf("spec.codeFrom: configmap %s has no key %q", ref.Name, ref.Key))
+		return judge.Plugin{}, errWait
+	}
+	return judge.Plugin{Manifest: m, Code: code}, nil
+}
+
+// manifestOf is the kernel manifest the Plugin's spec describes.
+func manifestOf(p *smsv1.Plugin) (kernel.Manifest, error) {
 	m := kernel.Manifest{ID: p.Spec.ID, Version: p.Spec.Version, Description: p.Spec.Description,
 		Inject: p.Spec.Inject, Optional: p.Spec.Optional, Provide: p.Spec.Provide, Scopes: p.Spec.Scopes, Points: p.Spec.Points}
 	if len(p.Spec.Contributes) > 0 {
@@ -223,31 +305,13 @@ func (r *PluginReconciler) plugin(ctx context.Context, p *smsv1.Plugin) (judge.P
 			for _, item := range items {
 				var v any
 				if err := json.Unmarshal(item.Raw, &v); err != nil {
-					return judge.Plugin{}, fmt.Errorf("spec.contributes[%s]: %w", point, err)
+					return m, fmt.Errorf("spec.contributes[%s]: %w", point, err)
 				}
 				m.Contributes[point] = append(m.Contributes[point], v)
 			}
 		}
 	}
-	if p.Spec.Code != nil {
-		return judge.Plugin{Manifest: m, Code: *p.Spec.Code}, nil
-	}
-	ref := p.Spec.CodeFrom
-	if ref == nil {
-		r.waiting(p, smsv1.ReasonInvalidSpec, "one of spec.code and spec.codeFrom is required")
-		return judge.Plugin{}, errWait
-	}
-	var cm corev1.ConfigMap
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ref.Name}, &cm); err != nil {
-		r.waiting(p, smsv1.ReasonCodeNotFound, fmt.Sprintf("spec.codeFrom: configmap %s: %v", ref.Name, err))
-		return judge.Plugin{}, errWait
-	}
-	code, ok := cm.Data[ref.Key]
-	if !ok {
-		r.waiting(p, smsv1.ReasonCodeNotFound, fmt.Sprintf("spec.codeFrom: configmap %s has no key %q", ref.Name, ref.Key))
-		return judge.Plugin{}, errWait
-	}
-	return judge.Plugin{Manifest: m, Code: code}, nil
+	return m, nil
 }
 
 // submissionKey identifies a submission (manifest and code) so the same
@@ -258,16 +322,16 @@ func submissionKey(p judge.Plugin) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func findFiber(s kernelclient.State, id string) (kernel.FiberView, bool) {
-	for _, f := range s.Fibers {
-		if f.ID == id {
-			return f, true
-		}
+// fiberOf is the plugin's fiber, or the zero view when none is installed.
+func fiberOf(s kernelclient.PluginStatus) kernel.FiberView {
+	if s.Fiber == nil {
+		return kernel.FiberView{}
 	}
-	return kernel.FiberView{}, false
+	return *s.Fiber
 }
 
-func pendingFor(s kernelclient.State, id, hash string) *judge.Approval {
+// pendingFor returns the pending approval of plugin id's code hash, or nil.
+func pendingFor(s kernelclient.PluginStatus, id, hash string) *judge.Approval {
 	for i := range s.Pending {
 		if a := &s.Pending[i]; a.PluginID == id && a.CodeHash == hash {
 			return a

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
@@ -36,6 +35,45 @@ func (r *PluginReconciler) waiting(p *smsv1.Plugin, reason, msg string) {
 		setCond(&p.Status.Conditions, p.Generation).to(smsv1.ConditionJudged, false, reason, msg)
 	}
 	setCond(&p.Status.Conditions, p.Generation).to(smsv1.ConditionReady, false, reason, msg)
+}
+
+// stalled reports a spec the operator cannot act on until it changes.
+func (r *PluginReconciler) stalled(p *smsv1.Plugin, reason, msg string) {
+	setCond(&p.Status.Conditions, p.Generation).to(smsv1.ConditionJudged, false, reason, msg)
+	setCond(&p.Status.Conditions, p.Generation).to(smsv1.ConditionReady, false, reason, msg)
+}
+
+// setProgress derives the kstatus conditions from Ready: Ready means done;
+// a rejection, a denial, a failed activation or an invalid spec is
+// Stalled (only a new spec changes it); anything else (a pending approval,
+// a tenant that is not ready, an unreachable kernel, a missing reference)
+// is Reconciling, retried until it resolves.
+func setProgress(p *smsv1.Plugin) {
+	ready := meta.FindStatusCondition(p.Status.Conditions, smsv1.ConditionReady)
+	if ready == nil {
+		return
+	}
+	conds, gen := &p.Status.Conditions, p.Generation
+	switch {
+	case ready.Status == metav1.ConditionTrue:
+		setCond(conds, gen).to(smsv1.ConditionReconciling, false, ready.Reason, "")
+		setCond(conds, gen).to(smsv1.ConditionStalled, false, ready.Reason, "")
+	case stalledReason(ready.Reason):
+		setCond(conds, gen).to(smsv1.ConditionReconciling, false, ready.Reason, "")
+		setCond(conds, gen).to(smsv1.ConditionStalled, true, ready.Reason, ready.Message)
+	default:
+		setCond(conds, gen).to(smsv1.ConditionReconciling, true, ready.Reason, ready.Message)
+		setCond(conds, gen).to(smsv1.ConditionStalled, false, ready.Reason, "")
+	}
+}
+
+// stalledReason reports whether a Ready=False reason needs a spec change.
+func stalledReason(reason string) bool {
+	switch reason {
+	case smsv1.ReasonInvalidSpec, smsv1.ReasonDenied, smsv1.ReasonFailed, smsv1.ReasonRolledBack, smsv1.ReasonRejected:
+		return true
+	}
+	return strings.HasPrefix(reason, "Gate")
 }
 
 // unreachable reports a failed call to the kernel and returns it, so the
@@ -82,7 +120,7 @@ func setMounted(p *smsv1.Plugin, v judge.Verdict, f kernel.FiberView) {
 	case f.State == kernel.StateFailed:
 		setCond(conds, gen).to(smsv1.ConditionMounted, false, smsv1.ReasonFailed, f.Error)
 	case f.State != kernel.StateActive:
-		setCond(conds, gen).to(smsv1.ConditionMounted, false, smsv1.ReasonFailed, "the plugin is "+string(f.State)+": a dependency is missing")
+		setCond(conds, gen).to(smsv1.ConditionMounted, false, smsv1.ReasonDependencyMissing, "the plugin is "+string(f.State)+": a dependency is missing")
 	case current:
 		setCond(conds, gen).to(smsv1.ConditionMounted, true, smsv1.ReasonMounted, "version "+f.Version+" is active")
 	default:
@@ -130,14 +168,14 @@ func shortHash(h string) string {
 // the one the operator creates, a human may have applied one ahead (a
 // pre-approved Approval in git); a decided one wins.
 func (r *PluginReconciler) approvalOf(ctx context.Context, p *smsv1.Plugin, hash string) (*smsv1.Approval, error) {
-	var list smsv1.ApprovalList
-	if err := r.Client.List(ctx, &list, client.InNamespace(p.Namespace)); err != nil {
+	approvals, err := r.approvalsOf(ctx, p.Namespace, p.Name)
+	if err != nil {
 		return nil, err
 	}
 	var found *smsv1.Approval
-	for i := range list.Items {
-		a := &list.Items[i]
-		if a.Spec.PluginRef.Name != p.Name || a.Spec.CodeHash != hash || !a.DeletionTimestamp.IsZero() {
+	for i := range approvals {
+		a := &approvals[i]
+		if a.Spec.CodeHash != hash || !a.DeletionTimestamp.IsZero() || meta.IsStatusConditionTrue(a.Status.Conditions, smsv1.ConditionExpired) {
 			continue
 		}
 		if found == nil || (found.Spec.Decision == "" && a.Spec.Decision != "") {

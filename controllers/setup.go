@@ -29,38 +29,44 @@ type Options struct {
 	// OwnsStatefulSets watches the StatefulSets the kubernetes runtime
 	// creates, so a kernel pod's readiness reconciles its tenant at once.
 	OwnsStatefulSets bool
-	// Poll is how often kernels are checked when nothing else triggers a
-	// reconcile. Default 30 s.
+	// Poll is how often a tenant's kernel is checked when nothing else
+	// triggers a reconcile: a resync, since each kernel's event stream
+	// wakes what changed. Default 5 minutes.
 	Poll time.Duration
-	// EventPoll is how often kernels' event logs are polled. Default 1 s.
-	EventPoll time.Duration
+	// StreamIdle is how long a silent kernel event stream is trusted
+	// before the watcher reconnects. Default kernelclient.StreamIdle.
+	StreamIdle time.Duration
 }
 
-// Setup registers the Tenant, Plugin and Approval controllers and the
-// agent-plugin mirror with mgr.
+// Setup registers the Tenant, Plugin and Approval controllers, the
+// field indexes they read through, and the kernels' event watchers.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	d := &Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("sms-operator"),
 		HTTP: &http.Client{Timeout: 30 * time.Second}, Poll: opts.Poll}
-	mirror := NewMirror(d)
-	mirror.Every = opts.EventPoll
-	if err := mgr.Add(mirror); err != nil {
+	if err := addIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	watchers := NewWatchers(d)
+	watchers.Idle = opts.StreamIdle
+	if err := mgr.Add(watchers); err != nil {
 		return err
 	}
 	tenants := ctrl.NewControllerManagedBy(mgr).For(&smsv1.Tenant{}).Named("tenant").
 		Owns(&corev1.Secret{}).
 		Watches(&smsv1.Plugin{}, handler.EnqueueRequestsFromMapFunc(pluginTenant)).
-		WatchesRawSource(source.Channel(mirror.wake, &handler.TypedEnqueueRequestForObject[*smsv1.Tenant]{}))
+		WatchesRawSource(source.Channel(watchers.tenants, &handler.TypedEnqueueRequestForObject[*smsv1.Tenant]{}))
 	if opts.OwnsStatefulSets {
 		tenants = tenants.Owns(&appsv1.StatefulSet{})
 	}
 	tenants = tenants.WithOptions(controller.Options{MaxConcurrentReconciles: 4})
-	if err := tenants.Complete(&TenantReconciler{Deps: d, Runtime: opts.Runtime, Mirror: mirror}); err != nil {
+	if err := tenants.Complete(&TenantReconciler{Deps: d, Runtime: opts.Runtime, Mirror: &Mirror{Deps: d}, Watchers: watchers}); err != nil {
 		return err
 	}
 	err := ctrl.NewControllerManagedBy(mgr).For(&smsv1.Plugin{}).Named("plugin").
 		Owns(&smsv1.Approval{}).
 		Watches(&smsv1.Tenant{}, handler.EnqueueRequestsFromMapFunc(d.tenantPlugins), builder.WithPredicates(kernelMoved)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(d.configMapPlugins)).
+		WatchesRawSource(source.Channel(watchers.plugins, &handler.TypedEnqueueRequestForObject[*smsv1.Plugin]{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(&PluginReconciler{Deps: d})
 	if err != nil {
@@ -100,26 +106,23 @@ func pluginTenant(_ context.Context, o client.Object) []reconcile.Request {
 
 // tenantPlugins maps a Tenant to its Plugins.
 func (d *Deps) tenantPlugins(ctx context.Context, o client.Object) []reconcile.Request {
-	return d.plugins(ctx, o.GetNamespace(), func(p *smsv1.Plugin) bool { return p.Spec.TenantRef.Name == o.GetName() })
+	return d.requests(ctx, o.GetNamespace(), indexPluginTenant, o.GetName())
 }
 
 // configMapPlugins maps a ConfigMap to the Plugins reading code from it.
 func (d *Deps) configMapPlugins(ctx context.Context, o client.Object) []reconcile.Request {
-	return d.plugins(ctx, o.GetNamespace(), func(p *smsv1.Plugin) bool {
-		return p.Spec.CodeFrom != nil && p.Spec.CodeFrom.Name == o.GetName()
-	})
+	return d.requests(ctx, o.GetNamespace(), indexPluginCodeFrom, o.GetName())
 }
 
-func (d *Deps) plugins(ctx context.Context, ns string, match func(*smsv1.Plugin) bool) []reconcile.Request {
-	var list smsv1.PluginList
-	if err := d.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+// requests are the Plugins in ns whose indexed field is value.
+func (d *Deps) requests(ctx context.Context, ns, field, value string) []reconcile.Request {
+	plugins, err := d.pluginsOf(ctx, ns, field, value)
+	if err != nil {
 		return nil
 	}
-	var out []reconcile.Request
-	for i := range list.Items {
-		if match(&list.Items[i]) {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
+	out := make([]reconcile.Request, 0, len(plugins))
+	for i := range plugins {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&plugins[i])})
 	}
 	return out
 }
@@ -127,15 +130,13 @@ func (d *Deps) plugins(ctx context.Context, ns string, match func(*smsv1.Plugin)
 // pluginApprovals maps a Plugin to its Approvals, so a code change
 // expires the old ones and a pending submission finds a pre-approved one.
 func (d *Deps) pluginApprovals(ctx context.Context, o client.Object) []reconcile.Request {
-	var list smsv1.ApprovalList
-	if err := d.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+	approvals, err := d.approvalsOf(ctx, o.GetNamespace(), o.GetName())
+	if err != nil {
 		return nil
 	}
-	var out []reconcile.Request
-	for i := range list.Items {
-		if list.Items[i].Spec.PluginRef.Name == o.GetName() {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
+	out := make([]reconcile.Request, 0, len(approvals))
+	for i := range approvals {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&approvals[i])})
 	}
 	return out
 }

@@ -60,23 +60,24 @@ type world struct {
 	dataDir string
 	admin   client.Client
 	stop    func()
-	// poll and eventPoll are the operator's; short in tests.
-	poll, eventPoll time.Duration
+	// poll is the operator's resync period: long, so the tests show
+	// that events and watches, not polling, drive every reaction.
+	poll time.Duration
 }
 
 // newWorld makes a namespace and starts an operator with the local
 // runtime; the operator stops when the test ends.
 func newWorld(t testing.TB) *world {
 	t.Helper()
-	return newWorldPolling(t, 2*time.Second, 200*time.Millisecond)
+	return newWorldPolling(t, time.Hour)
 }
 
-// newWorldPolling is newWorld with the operator's polling periods.
-func newWorldPolling(t testing.TB, poll, eventPoll time.Duration) *world {
+// newWorldPolling is newWorld with the operator's resync period.
+func newWorldPolling(t testing.TB, poll time.Duration) *world {
 	t.Helper()
 	testenv.Need(t)
 	ns := fmt.Sprintf("t-%d", time.Now().UnixNano()%1_000_000_000)
-	w := &world{t: t, ns: ns, dataDir: t.TempDir(), admin: fastAdmin, poll: poll, eventPoll: eventPoll}
+	w := &world{t: t, ns: ns, dataDir: t.TempDir(), admin: fastAdmin, poll: poll}
 	w.must(env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	w.start()
 	t.Cleanup(func() { w.stop() })
@@ -93,7 +94,7 @@ func (w *world) start() {
 		Runtime: operator.RuntimeLocal, DataDir: w.dataDir, LocalExecutor: "goja",
 		MetricsAddr: "0", ProbeAddr: "0",
 		Webhook:      webhook.Options{Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir},
-		OperatorUser: operatorUser, Poll: w.poll, EventPoll: w.eventPoll,
+		OperatorUser: operatorUser, Poll: w.poll,
 		Namespaces: []string{w.ns}, SkipNameValidation: true,
 	})
 	w.must(err)

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"maps"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/kernelclient"
@@ -30,6 +32,8 @@ type TenantReconciler struct {
 	Runtime kernelruntime.Runtime
 	// Mirror mirrors agent-made plugins as Plugin objects; nil disables it.
 	Mirror *Mirror
+	// Watchers follow the kernels' event streams; nil disables them.
+	Watchers *Watchers
 }
 
 // +kubebuilder:rbac:groups=sms.dev,resources=tenants,verbs=get;list;watch
@@ -43,11 +47,13 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	var t smsv1.Tenant
 	if err := r.Client.Get(ctx, req.NamespacedName, &t); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.unwatch(req.NamespacedName)
 			return ctrl.Result{}, r.Runtime.Remove(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, err
 	}
 	if !t.DeletionTimestamp.IsZero() {
+		r.unwatch(req.NamespacedName)
 		return ctrl.Result{}, r.Runtime.Remove(ctx, req.NamespacedName)
 	}
 	before := t.DeepCopy()
@@ -68,9 +74,18 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // also reported in the conditions.
 func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant) (ctrl.Result, error) {
 	spec, err := r.resolve(ctx, t)
-	if err != nil {
-		r.stalled(t, smsv1.ReasonInvalidSpec, err.Error())
+	var missing *missingRef
+	switch {
+	case errors.As(err, &missing):
+		// GitOps may apply the Secret after the Tenant: a watch on it
+		// wakes this reconcile.
+		r.reconciling(t, smsv1.ReasonReferenceNotFound, err.Error())
+		r.unwatch(client.ObjectKeyFromObject(t))
 		return ctrl.Result{RequeueAfter: r.poll()}, nil
+	case err != nil:
+		r.stalled(t, smsv1.ReasonInvalidSpec, err.Error())
+		r.unwatch(client.ObjectKeyFromObject(t))
+		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 	st, err := r.Runtime.Ensure(ctx, spec)
 	if err != nil {
@@ -79,6 +94,9 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant) (ctrl
 	}
 	t.Status.Endpoint, t.Status.AdminEndpoint = st.Endpoint, st.AdminEndpoint
 	t.Status.AdminTokenSecret, t.Status.ChatTokenSecret = spec.AdminTokenSecret, spec.ChatTokenSecret
+	if t.Spec.Suspend || !st.Running {
+		r.unwatch(client.ObjectKeyFromObject(t))
+	}
 	if t.Spec.Suspend {
 		setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonSuspended, "the tenant is suspended; its data is kept")
 		setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReconciling, false, smsv1.ReasonSuspended, "")
@@ -95,6 +113,9 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant) (ctrl
 		r.reconciling(t, smsv1.ReasonKernelUnreachable, err.Error())
 		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
 	}
+	if r.Watchers != nil {
+		r.Watchers.Ensure(t, st.AdminEndpoint, spec.AdminToken)
+	}
 	countPlugins(t, state)
 	setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReady, true, smsv1.ReasonKernelReady, fmt.Sprintf("kernel %s serves at %s", state.Kernel, st.Endpoint))
 	setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReconciling, false, smsv1.ReasonKernelReady, "")
@@ -106,6 +127,13 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant) (ctrl
 		}
 	}
 	return ctrl.Result{RequeueAfter: r.poll()}, nil
+}
+
+// unwatch stops following the tenant's kernel.
+func (r *TenantReconciler) unwatch(key types.NamespacedName) {
+	if r.Watchers != nil {
+		r.Watchers.Stop(key)
+	}
 }
 
 func (r *TenantReconciler) reconciling(t *smsv1.Tenant, reason, msg string) {
@@ -219,26 +247,43 @@ func chatTokenAuth(token string) map[string][]byte {
 	return map[string][]byte{tokenAuthKey: fmt.Appendf(nil, "%s,%s,%q\n", token, ChatCredential, chatScopes)}
 }
 
+// missingRef is a referenced Secret or ConfigMap, or a key of one, that
+// does not exist (yet): the tenant waits for it rather than stalls.
+type missingRef struct{ msg string }
+
+func (e *missingRef) Error() string { return e.msg }
+
+// lookup reads a referenced object; NotFound becomes a *missingRef.
+func (r *TenantReconciler) lookup(ctx context.Context, key types.NamespacedName, kind string, obj client.Object) error {
+	if err := r.Client.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return &missingRef{fmt.Sprintf("%s %s does not exist", kind, key.Name)}
+		}
+		return fmt.Errorf("%s %s: %w", kind, key.Name, err)
+	}
+	return nil
+}
+
 func (r *TenantReconciler) secretKey(ctx context.Context, ns string, ref corev1.SecretKeySelector) (string, error) {
 	var s corev1.Secret
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, &s); err != nil {
-		return "", fmt.Errorf("secret %s: %w", ref.Name, err)
+	if err := r.lookup(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, "secret", &s); err != nil {
+		return "", err
 	}
 	v, ok := s.Data[ref.Key]
 	if !ok {
-		return "", fmt.Errorf("secret %s has no key %q", ref.Name, ref.Key)
+		return "", &missingRef{fmt.Sprintf("secret %s has no key %q", ref.Name, ref.Key)}
 	}
 	return string(v), nil
 }
 
 func (r *TenantReconciler) configMapKey(ctx context.Context, ns string, ref corev1.ConfigMapKeySelector) (string, error) {
 	var cm corev1.ConfigMap
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, &cm); err != nil {
-		return "", fmt.Errorf("configmap %s: %w", ref.Name, err)
+	if err := r.lookup(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, "configmap", &cm); err != nil {
+		return "", err
 	}
 	v, ok := cm.Data[ref.Key]
 	if !ok {
-		return "", fmt.Errorf("configmap %s has no key %q", ref.Name, ref.Key)
+		return "", &missingRef{fmt.Sprintf("configmap %s has no key %q", ref.Name, ref.Key)}
 	}
 	return v, nil
 }
@@ -247,5 +292,3 @@ func (r *TenantReconciler) configMapKey(ctx context.Context, ns string, ref core
 func tenantRequest(ns, name string) []ctrl.Request {
 	return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
 }
-
-var _ client.Object = &smsv1.Tenant{}

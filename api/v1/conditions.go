@@ -1,8 +1,10 @@
 package v1
 
-// Condition types. Tenant uses Ready, Reconciling and Stalled (the kstatus
-// conventions); Plugin uses Judged, Approved, Mounted and Ready; Approval
-// uses Approved, Denied, Expired and Ready.
+// Condition types. Tenant and Plugin use Ready, Reconciling and Stalled
+// with their kstatus meanings (Reconciling: the operator is still working
+// or waiting; Stalled: nothing changes until the spec does); Plugin adds
+// Judged, Approved and Mounted; Approval uses Approved, Denied, Expired
+// and Ready.
 const (
 	ConditionReady       = "Ready"
 	ConditionReconciling = "Reconciling"
@@ -25,8 +27,7 @@ const (
 	ReasonSuspended         = "Suspended"
 	ReasonTenantNotReady    = "TenantNotReady"
 	ReasonTenantNotFound    = "TenantNotFound"
-	ReasonCodeNotFound      = "CodeNotFound"
-	ReasonSubmitted         = "Submitted"
+	ReasonReferenceNotFound = "ReferenceNotFound"
 	ReasonMounted           = "Mounted"
 	ReasonPendingApproval   = "PendingApproval"
 	ReasonNotRequired       = "NotRequired"
@@ -35,12 +36,12 @@ const (
 	ReasonRejected          = "Rejected"
 	ReasonDisabled          = "Disabled"
 	ReasonFailed            = "Failed"
+	ReasonDependencyMissing = "DependencyMissing"
 	ReasonRolledBack        = "RolledBack"
 	ReasonAwaitingDecision  = "AwaitingDecision"
 	ReasonCodeChanged       = "CodeChanged"
 	ReasonTTLExpired        = "TTLExpired"
-	ReasonApplied           = "Applied"
-	ReasonKernelRefused     = "KernelRefused"
+	ReasonSelfApproval      = "SelfApproval"
 )
 
 // Labels and annotations the operator reads and writes.
@@ -56,6 +57,17 @@ const (
 	// Approval by the webhook when its decision is set.
 	AnnotationDecidedBy = "sms.dev/decided-by"
 	AnnotationDecidedAt = "sms.dev/decided-at"
+	// AnnotationKernelSubmission, AnnotationKernelCode,
+	// AnnotationKernelEnabled and AnnotationKernelInstalled are written by
+	// the mirror on agent-made Plugins, in the same apply as the spec they
+	// describe: the submission key of the spec it copied from the kernel,
+	// the kernel's code hash, whether the kernel runs the plugin enabled,
+	// and whether it is installed (not only pending). A spec that no
+	// longer matches them was changed by a person, and the kernel follows.
+	AnnotationKernelSubmission = "sms.dev/kernel-submission"
+	AnnotationKernelCode       = "sms.dev/kernel-code"
+	AnnotationKernelEnabled    = "sms.dev/kernel-enabled"
+	AnnotationKernelInstalled  = "sms.dev/kernel-installed"
 	// FinalizerUninstall uninstalls a Plugin from its kernel on deletion.
 	FinalizerUninstall = "sms.dev/uninstall"
 )

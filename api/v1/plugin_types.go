@@ -102,7 +102,7 @@ type PluginStatus struct {
 	// Verdict is the judge's answer to that submission.
 	// +optional
 	Verdict *Verdict `json:"verdict,omitempty"`
-	// Conditions: Judged, Approved, Mounted, Ready.
+	// Conditions: Judged, Approved, Mounted, Ready, Reconciling, Stalled.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

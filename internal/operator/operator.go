@@ -62,8 +62,9 @@ type Options struct {
 	// OperatorNamespace is where the operator's pods run; the kernels'
 	// NetworkPolicy admits only them to the admin port.
 	OperatorNamespace string
-	// Poll and EventPoll tune how often kernels are checked.
-	Poll, EventPoll time.Duration
+	// Poll is the resync period of tenants (default 5 minutes); StreamIdle
+	// how long a silent kernel event stream is trusted.
+	Poll, StreamIdle time.Duration
 	// Namespaces limits the operator to these namespaces; empty watches all.
 	Namespaces []string
 	// QPS and Burst bound the operator's requests to the API server.
@@ -152,7 +153,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		return nil, fmt.Errorf("runtime %q: want kubernetes or local", opts.Runtime)
 	}
 	err = controllers.Setup(mgr, controllers.Options{Runtime: op.Runtime, OwnsStatefulSets: opts.Runtime != RuntimeLocal,
-		Poll: opts.Poll, EventPoll: opts.EventPoll})
+		Poll: opts.Poll, StreamIdle: opts.StreamIdle})
 	if err != nil {
 		return nil, err
 	}

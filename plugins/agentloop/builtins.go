@@ -16,11 +16,12 @@ const (
 	toolList    = "plugin_list"
 	toolDisable = "plugin_disable"
 	toolEnable  = "plugin_enable"
+	toolRemove  = "plugin_uninstall"
 )
 
 func builtin(name string) bool {
 	switch name {
-	case toolDefine, toolList, toolDisable, toolEnable:
+	case toolDefine, toolList, toolDisable, toolEnable, toolRemove:
 		return true
 	}
 	return false
@@ -38,6 +39,7 @@ func (s *service) builtins() []Tool {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{}}`), Handler: s.list},
 		{Name: toolDisable, Description: "Disable an agent plugin.", InputSchema: json.RawMessage(idSchema), Handler: s.toggle(false)},
 		{Name: toolEnable, Description: "Enable an agent plugin.", InputSchema: json.RawMessage(idSchema), Handler: s.toggle(true)},
+		{Name: toolRemove, Description: "Uninstall an agent plugin: it stops, and its effects are undone.", InputSchema: json.RawMessage(idSchema), Handler: s.uninstall},
 	}
 }
 
@@ -70,6 +72,18 @@ func (s *service) list(context.Context, map[string]any) (any, error) {
 		out = append(out, pluginInfo{ID: f.ID, Version: f.Version, Trust: f.Trust, Enabled: f.Enabled, State: f.State, Error: f.Error})
 	}
 	return out, nil
+}
+
+// uninstall is plugin_uninstall: an agent plugin leaves the kernel.
+func (s *service) uninstall(ctx context.Context, input map[string]any) (any, error) {
+	id, _ := input["id"].(string)
+	if !strings.HasPrefix(id, judge.AgentPrefix) {
+		return nil, fmt.Errorf("only agent plugins (%s*) can be uninstalled here", judge.AgentPrefix)
+	}
+	if err := s.k.Uninstall(ctx, id, false); err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": id, "uninstalled": true}, nil
 }
 
 func (s *service) toggle(enable bool) ToolFunc {

@@ -1,0 +1,57 @@
+package controllers
+
+import (
+	"strconv"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/judge"
+)
+
+// Who owns a Plugin's spec (docs/operator.md has the whole table):
+//
+//   - origin git (no sms.dev/origin label): the spec. The Plugin
+//     reconciler submits it and makes the kernel's enabled state follow
+//     it; whatever the agent does to that plugin id is put back.
+//   - origin agent: the kernel. The mirror applies the kernel's copy to
+//     the spec under field owner sms-mirror, with annotations saying what
+//     it copied. A spec that differs from them was edited by a person:
+//     the Plugin reconciler pushes that edit to the kernel (the person
+//     wins, and an Event and the kernel's log record who), and the mirror
+//     waits until the kernel has it before mirroring again.
+
+// personEdited reports whether a person changed an agent-made Plugin's
+// spec since the mirror last wrote it: its manifest or code (edited) and
+// its enabled field (toggled). A Plugin the mirror never annotated has no
+// person's edit to push.
+func personEdited(p *smsv1.Plugin) (edited, toggled bool) {
+	a := p.Annotations
+	if p.Labels[smsv1.LabelOrigin] != string(smsv1.OriginAgent) || a[smsv1.AnnotationKernelSubmission] == "" {
+		return false, false
+	}
+	edited = specKey(p) != a[smsv1.AnnotationKernelSubmission]
+	toggled = strconv.FormatBool(specEnabled(p)) != a[smsv1.AnnotationKernelEnabled]
+	return edited, toggled
+}
+
+// specKey is the submission key of the Plugin's inline spec; a spec whose
+// code comes from a ConfigMap, or whose manifest does not decode, has
+// none ("").
+func specKey(p *smsv1.Plugin) string {
+	m, err := manifestOf(p)
+	if err != nil || p.Spec.Code == nil {
+		return ""
+	}
+	return submissionKey(judge.Plugin{Manifest: m, Code: *p.Spec.Code})
+}
+
+// specEnabled is spec.enabled with its default.
+func specEnabled(p *smsv1.Plugin) bool { return p.Spec.Enabled == nil || *p.Spec.Enabled }
+
+// requester names who last changed the Plugin's spec, as the webhook
+// stamped it.
+func requester(p *smsv1.Plugin) string {
+	if by := p.Annotations[smsv1.AnnotationRequestedBy]; by != "" {
+		return by
+	}
+	return "someone"
+}
