@@ -132,7 +132,7 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 	p.Status.CodeHash, p.Status.Submission = hash, key
 	p.Status.Verdict = &smsv1.Verdict{Result: string(v.Status), Gate: v.Gate, Message: v.Reason}
 	fiber := fiberOf(view)
-	if v.Status == judge.StatusMounted && (!agent || toggled) {
+	if v.Status == judge.StatusMounted && (!agent || edited || toggled) {
 		if fiber, err = r.toggle(ctx, kc, p, fiber); err != nil {
 			return ctrl.Result{}, r.unreachable(p, err)
 		}
