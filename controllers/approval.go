@@ -101,6 +101,12 @@ func (r *ApprovalReconciler) reconcile(ctx context.Context, a *smsv1.Approval) (
 	if a.Spec.Decision == "" {
 		return r.awaiting(ctx, a, &t)
 	}
+	if msg := selfApproval(a, &p, &t); msg != "" {
+		r.expire(a, smsv1.ReasonSelfApproval, msg)
+		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionDenied, false, smsv1.ReasonSelfApproval, msg)
+		r.event(a, true, smsv1.ReasonSelfApproval, msg)
+		return ctrl.Result{}, nil
+	}
 	kc, err := r.kernelFor(ctx, &t)
 	if err != nil {
 		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonTenantNotReady, err.Error())
@@ -110,6 +116,23 @@ func (r *ApprovalReconciler) reconcile(ctx context.Context, a *smsv1.Approval) (
 		return r.preApproved(ctx, a, kc)
 	}
 	return ctrl.Result{}, r.apply(ctx, a, kc, a.Spec.KernelApprovalID)
+}
+
+// selfApproval returns why an approving decision may not reach the kernel
+// under the tenant's forbidSelfApproval, or "". The webhook refuses a
+// self-approval when it is made; this catches one written ahead (say, in
+// git) before its decider created the Plugin, which the webhook could not
+// compare with a requester that did not exist yet.
+func selfApproval(a *smsv1.Approval, p *smsv1.Plugin, t *smsv1.Tenant) string {
+	by := a.Annotations[smsv1.AnnotationDecidedBy]
+	if a.Spec.Decision != smsv1.DecisionApproved || !t.Spec.Judge.ForbidSelfApproval || by == "" {
+		return ""
+	}
+	if by != p.Annotations[smsv1.AnnotationRequestedBy] && by != a.Spec.RequestedBy {
+		return ""
+	}
+	return fmt.Sprintf("%s approved plugin %s, which %s requested: tenant %s forbids self-approval; someone else must approve",
+		by, p.Name, by, t.Name)
 }
 
 // awaiting waits for a decision until the TTL denies the approval.

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
@@ -245,4 +247,37 @@ func (w *world) patchTenant(name string, change func(*smsv1.Tenant)) {
 	before := tn.DeepCopy()
 	change(&tn)
 	w.must(w.admin.Patch(context.Background(), &tn, client.MergeFrom(before)))
+}
+
+// An approval written ahead (kept in git next to the Plugin) by the person
+// who then creates the Plugin is a self-approval: under forbidSelfApproval
+// it never reaches the kernel, expires with reason SelfApproval, and the
+// plugin waits for someone else. The webhook could not refuse it when it
+// was written, as the Plugin did not exist. Seen failing without the
+// approval controller's check: the plugin mounted on alice's own word.
+func TestPreApprovalBySelfRefused(t *testing.T) {
+	testenv.Need(t)
+	w := newWorld(t)
+	w.tenant("acme", smsv1.TenantJudge{ForbidSelfApproval: true})
+	alice, bob := w.user("alice", true), w.user("bob", true)
+	ctx := context.Background()
+	ahead := &smsv1.Approval{ObjectMeta: metav1.ObjectMeta{Name: "hello-ahead", Namespace: w.ns},
+		Spec: smsv1.ApprovalSpec{PluginRef: corev1.LocalObjectReference{Name: "hello"}, PluginID: "agent.hello",
+			CodeHash: kernel.HashCode([]byte(routeCode)), Decision: smsv1.DecisionApproved}}
+	w.must(alice.Create(ctx, ahead))
+	w.plugin(alice, "hello", "agent.hello", routeCode)
+	w.eventually("the self-approval expired", func() error {
+		a := w.approval("hello-ahead")
+		c := meta.FindStatusCondition(a.Status.Conditions, smsv1.ConditionExpired)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != smsv1.ReasonSelfApproval {
+			return fmt.Errorf("conditions %+v", a.Status.Conditions)
+		}
+		return nil
+	})
+	p := w.waitPlugin("hello", map[string]bool{smsv1.ConditionApproved: false, smsv1.ConditionMounted: false})
+	if p.Status.ApprovalRef == nil || p.Status.ApprovalRef.Name == "hello-ahead" {
+		t.Fatalf("approvalRef = %v, want a new Approval for someone else", p.Status.ApprovalRef)
+	}
+	w.must(w.decide(bob, p.Status.ApprovalRef.Name, smsv1.DecisionApproved))
+	w.waitPlugin("hello", map[string]bool{smsv1.ConditionMounted: true, smsv1.ConditionReady: true})
 }
