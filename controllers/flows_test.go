@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -132,6 +133,9 @@ func TestStaleApprovalExpires(t *testing.T) {
 	w.eventually("old approval Expired", func() error {
 		return condIs(w.approval(old).Status.Conditions, smsv1.ConditionExpired, true)
 	})
+	if c := meta.FindStatusCondition(w.approval(old).Status.Conditions, smsv1.ConditionExpired); c.Reason != smsv1.ReasonCodeChanged {
+		t.Fatalf("Expired reason %s, want %s", c.Reason, smsv1.ReasonCodeChanged)
+	}
 	w.must(w.decide(bob, old, smsv1.DecisionApproved))
 	p = w.waitPlugin("hello", map[string]bool{smsv1.ConditionApproved: false, smsv1.ConditionMounted: false})
 	if p.Status.ApprovalRef == nil || p.Status.ApprovalRef.Name == old {
@@ -280,4 +284,29 @@ func TestPreApprovalBySelfRefused(t *testing.T) {
 	}
 	w.must(w.decide(bob, p.Status.ApprovalRef.Name, smsv1.DecisionApproved))
 	w.waitPlugin("hello", map[string]bool{smsv1.ConditionMounted: true, smsv1.ConditionReady: true})
+}
+
+// An Approval nobody decides is denied when the tenant's approvalTTL runs
+// out, and the plugin is Stalled until its spec changes. The operator
+// resyncs once an hour here: the approval controller requeues itself at
+// the deadline. Seen failing with the deadline requeue replaced by the
+// resync period (the approval still waited after 30 s).
+func TestApprovalTTLDenies(t *testing.T) {
+	testenv.Need(t)
+	w := newWorld(t)
+	w.tenant("acme", smsv1.TenantJudge{ApprovalTTL: &metav1.Duration{Duration: 3 * time.Second}})
+	w.plugin(w.admin, "hello", "agent.hello", routeCode)
+	p := w.waitPlugin("hello", map[string]bool{smsv1.ConditionApproved: false, smsv1.ConditionReconciling: true})
+	name := p.Status.ApprovalRef.Name
+	if c := meta.FindStatusCondition(w.approval(name).Status.Conditions, smsv1.ConditionReady); c == nil || c.Reason != smsv1.ReasonAwaitingDecision {
+		t.Fatalf("approval Ready = %+v, want %s", c, smsv1.ReasonAwaitingDecision)
+	}
+	w.eventually("the approval is denied by its TTL", func() error {
+		c := meta.FindStatusCondition(w.approval(name).Status.Conditions, smsv1.ConditionDenied)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != smsv1.ReasonTTLExpired {
+			return fmt.Errorf("Denied = %+v", c)
+		}
+		return nil
+	})
+	w.waitPlugin("hello", map[string]bool{smsv1.ConditionReady: false, smsv1.ConditionStalled: true, smsv1.ConditionMounted: false})
 }

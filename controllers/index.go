@@ -20,7 +20,27 @@ const (
 	indexPluginCodeFrom = "spec.codeFrom.name"
 	// indexApprovalPlugin indexes Approvals by spec.pluginRef.name.
 	indexApprovalPlugin = "spec.pluginRef.name"
+	// indexTenantRefs indexes Tenants by the Secrets ("secret/<name>")
+	// and ConfigMaps ("configmap/<name>") they reference.
+	indexTenantRefs = "sms.references"
 )
+
+// tenantRefs are the values of indexTenantRefs for t.
+func tenantRefs(t *smsv1.Tenant) []string {
+	var out []string
+	if m := t.Spec.Model; m != nil {
+		if m.KeySecretRef != nil {
+			out = append(out, "secret/"+m.KeySecretRef.Name)
+		}
+		if m.ScriptConfigMapRef != nil {
+			out = append(out, "configmap/"+m.ScriptConfigMapRef.Name)
+		}
+	}
+	if pg := t.Spec.Storage.Postgres; pg != nil {
+		out = append(out, "secret/"+pg.URLSecretRef.Name)
+	}
+	return out
+}
 
 // kernelID is the value of indexPluginKernelID.
 func kernelID(tenant, id string) string { return tenant + "/" + id }
@@ -48,6 +68,15 @@ func addIndexes(ctx context.Context, idx client.FieldIndexer) error {
 		if err := idx.IndexField(ctx, &smsv1.Plugin{}, field, fn); err != nil {
 			return err
 		}
+	}
+	err := idx.IndexField(ctx, &smsv1.Tenant{}, indexTenantRefs, func(o client.Object) []string {
+		if t, ok := o.(*smsv1.Tenant); ok {
+			return tenantRefs(t)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return idx.IndexField(ctx, &smsv1.Approval{}, indexApprovalPlugin, func(o client.Object) []string {
 		if a, ok := o.(*smsv1.Approval); ok {

@@ -282,8 +282,8 @@ func (r *PluginReconciler) plugin(ctx context.Context, p *smsv1.Plugin) (judge.P
 		r.stalled(p, smsv1.ReasonInvalidSpec, err.Error())
 		return judge.Plugin{}, reconcile.TerminalError(err)
 	}
-	var cm corev1.ConfigMap
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ref.Name}, &cm); err != nil {
+	var cm corev1.ConfigMap // from the API server: the cache holds only labelled ConfigMaps
+	if err := r.reader().Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ref.Name}, &cm); err != nil {
 		r.waiting(p, smsv1.ReasonReferenceNotFound, fmt.Sprintf("spec.codeFrom: configmap %s: %v", ref.Name, err))
 		return judge.Plugin{}, errWait
 	}

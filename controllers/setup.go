@@ -53,6 +53,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	tenants := ctrl.NewControllerManagedBy(mgr).For(&smsv1.Tenant{}).Named("tenant").
 		Owns(&corev1.Secret{}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(d.referencing("secret"))).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(d.referencing("configmap"))).
 		Watches(&smsv1.Plugin{}, handler.EnqueueRequestsFromMapFunc(pluginTenant)).
 		WatchesRawSource(source.Channel(watchers.tenants, &handler.TypedEnqueueRequestForObject[*smsv1.Tenant]{}))
 	if opts.OwnsStatefulSets {
@@ -102,6 +104,24 @@ func pluginTenant(_ context.Context, o client.Object) []reconcile.Request {
 		return nil
 	}
 	return tenantRequest(p.Namespace, p.Spec.TenantRef.Name)
+}
+
+// referencing maps a Secret or ConfigMap (kind "secret" or "configmap")
+// to the Tenants that reference it, so a rotated model key or a new
+// script reaches their kernels.
+func (d *Deps) referencing(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list smsv1.TenantList
+		err := d.Client.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexTenantRefs: kind + "/" + o.GetName()})
+		if err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return out
+	}
 }
 
 // tenantPlugins maps a Tenant to its Plugins.

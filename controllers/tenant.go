@@ -253,9 +253,10 @@ type missingRef struct{ msg string }
 
 func (e *missingRef) Error() string { return e.msg }
 
-// lookup reads a referenced object; NotFound becomes a *missingRef.
+// lookup reads a referenced object from the API server (the cache holds
+// only labelled ones); NotFound becomes a *missingRef.
 func (r *TenantReconciler) lookup(ctx context.Context, key types.NamespacedName, kind string, obj client.Object) error {
-	if err := r.Client.Get(ctx, key, obj); err != nil {
+	if err := r.reader().Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return &missingRef{fmt.Sprintf("%s %s does not exist", kind, key.Name)}
 		}

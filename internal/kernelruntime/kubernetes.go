@@ -177,6 +177,7 @@ func (k *k8sKernel) mutateStatefulSet(sts *appsv1.StatefulSet) error {
 		WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 	}
 	sts.Spec.Template.Labels = k8sMergeLabels(sts.Spec.Template.Labels, k.labels())
+	sts.Spec.Template.Annotations = k8sMergeLabels(sts.Spec.Template.Annotations, map[string]string{ChecksumAnnotation: k.checksum})
 	k.mutatePodSpec(&sts.Spec.Template.Spec)
 	return nil
 }

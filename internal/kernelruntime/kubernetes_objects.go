@@ -59,6 +59,7 @@ type k8sKernel struct {
 	image       string
 	adminSecret string
 	chatSecret  string
+	checksum    string // Spec.Checksum
 	operatorNS  string
 	sqlite      bool
 	config      kernelcmd.Config
@@ -77,6 +78,7 @@ func newK8sKernel(spec Spec, opts KubernetesOptions) (*k8sKernel, error) {
 		name:        KernelName(t.Name),
 		image:       t.Spec.Image,
 		adminSecret: spec.AdminTokenSecret,
+		checksum:    spec.Checksum(),
 		chatSecret:  spec.ChatTokenSecret,
 		operatorNS:  opts.OperatorNamespace,
 	}

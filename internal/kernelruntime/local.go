@@ -249,10 +249,9 @@ func nilIfEmpty(s []string) []string {
 // changed secret restarts the kernel.
 func configHash(cfg kernelcmd.Config, spec Spec) string {
 	raw, _ := json.Marshal(struct {
-		C               kernelcmd.Config
-		Token, Key, URL string
-		Script, Chat    []byte
-	}{cfg, spec.AdminToken, spec.ModelKey, spec.PostgresURL, spec.ModelScript, spec.ChatTokenAuth})
+		C        kernelcmd.Config
+		Checksum string
+	}{cfg, spec.Checksum()})
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }

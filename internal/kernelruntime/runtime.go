@@ -2,6 +2,9 @@ package kernelruntime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -33,6 +36,24 @@ type Spec struct {
 	ModelScript []byte
 	// PostgresURL is read from spec.storage.postgres.urlSecretRef.
 	PostgresURL string
+}
+
+// ChecksumAnnotation is the annotation on a kernel's pod template holding
+// Spec.Checksum: when a referenced Secret or ConfigMap changes, the
+// template changes and the pod is replaced, so the kernel reads the new
+// values (environment variables never change in a running container).
+const ChecksumAnnotation = "sms.dev/config-checksum"
+
+// Checksum digests the values read from Secrets and ConfigMaps: the
+// tokens, the model key and script, and the Postgres URL. Equal specs
+// give equal checksums; a rotated value gives another.
+func (s Spec) Checksum() string {
+	raw, _ := json.Marshal(struct {
+		Token, Key, URL string
+		Script, Chat    []byte
+	}{s.AdminToken, s.ModelKey, s.PostgresURL, s.ModelScript, s.ChatTokenAuth})
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
 }
 
 // Status is where a tenant's kernel is and whether it runs.

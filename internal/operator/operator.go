@@ -5,11 +5,16 @@ import (
 	"log/slog"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -97,6 +102,25 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
+// labelledOnly restricts the cache of the built-in kinds the operator
+// reads to objects labelled sms.dev/tenant: the ones it creates for a
+// tenant, and Secrets and ConfigMaps a person labelled so that a change to
+// them reaches the kernel at once. Every other Secret and ConfigMap in the
+// cluster stays out of the operator's memory; one a Tenant or Plugin
+// references without the label is read from the API server when needed.
+func labelledOnly() map[client.Object]cache.ByObject {
+	sel, err := labels.Parse(smsv1.LabelTenant)
+	if err != nil {
+		panic(err) // a constant that parses
+	}
+	out := map[client.Object]cache.ByObject{}
+	for _, obj := range []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}, &corev1.Service{},
+		&appsv1.StatefulSet{}, &networkingv1.NetworkPolicy{}} {
+		out[obj] = cache.ByObject{Label: sel}
+	}
+	return out
+}
+
 // New builds the operator on cfg. Start it with Start(ctx).
 func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	scheme, err := Scheme()
@@ -123,6 +147,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		// the lease.
 		LeaderElectionReleaseOnCancel: true,
 	}
+	mopts.Cache.ByObject = labelledOnly()
 	if len(opts.Namespaces) > 0 {
 		mopts.Cache.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range opts.Namespaces {
