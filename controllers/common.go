@@ -29,6 +29,11 @@ type Deps struct {
 	Recorder events.EventRecorder
 	// HTTP is shared by the kernel clients.
 	HTTP *http.Client
+	// Streams, when set, says which kernels' event streams are down, so
+	// calls to those fail fast.
+	Streams interface {
+		Down(types.NamespacedName) error
+	}
 	// Poll is how often a tenant's kernel is checked when nothing else
 	// triggers a reconcile. Default 5 minutes: event streams and watches
 	// wake what changed, so this is only a resync.
@@ -78,6 +83,11 @@ const (
 func (d *Deps) kernelFor(ctx context.Context, t *smsv1.Tenant) (*kernelclient.Client, error) {
 	if !meta.IsStatusConditionTrue(t.Status.Conditions, smsv1.ConditionReady) || t.Status.AdminEndpoint == "" {
 		return nil, fmt.Errorf("tenant %s is not ready", t.Name)
+	}
+	if d.Streams != nil {
+		if err := d.Streams.Down(client.ObjectKeyFromObject(t)); err != nil {
+			return nil, fmt.Errorf("tenant %s's kernel does not answer: %w", t.Name, err)
+		}
 	}
 	var s corev1.Secret
 	key := types.NamespacedName{Namespace: t.Namespace, Name: AdminTokenSecretName(t.Name)}

@@ -48,6 +48,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	watchers := NewWatchers(d)
 	watchers.Idle = opts.StreamIdle
+	d.Streams = watchers
 	if err := mgr.Add(watchers); err != nil {
 		return err
 	}

@@ -108,7 +108,9 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant) (ctrl
 		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
 	}
 	kc := kernelclient.New(st.AdminEndpoint, spec.AdminToken, r.HTTP)
-	state, err := kc.State(ctx)
+	probe, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	state, err := kc.State(probe)
 	if err != nil {
 		r.reconciling(t, smsv1.ReasonKernelUnreachable, err.Error())
 		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
@@ -128,6 +130,10 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant) (ctrl
 	}
 	return ctrl.Result{RequeueAfter: r.poll()}, nil
 }
+
+// healthTimeout bounds the tenant's health check, so a hung kernel holds
+// a worker for seconds, not for the HTTP client's timeout.
+const healthTimeout = 5 * time.Second
 
 // unwatch stops following the tenant's kernel.
 func (r *TenantReconciler) unwatch(key types.NamespacedName) {

@@ -41,6 +41,7 @@ type watcher struct {
 	cancel          context.CancelFunc
 	mu              sync.Mutex
 	after           int64
+	down            error // why the stream is not open; nil while it is
 }
 
 // NewWatchers returns the watchers; Start ties them to the manager.
@@ -93,6 +94,22 @@ func (w *Watchers) Stop(key types.NamespacedName) {
 	}
 }
 
+// Down returns why the tenant's kernel event stream is not open, or nil
+// while it is (or before its first attempt). Callers fail fast on a down
+// kernel instead of holding a worker for a request's timeout; the
+// reconnect wakes everything of the tenant.
+func (w *Watchers) Down(key types.NamespacedName) error {
+	w.mu.Lock()
+	cur := w.active[key]
+	w.mu.Unlock()
+	if cur == nil {
+		return nil
+	}
+	cur.mu.Lock()
+	defer cur.mu.Unlock()
+	return cur.down
+}
+
 func (c *watcher) seen() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -108,8 +125,17 @@ const (
 // run follows the stream until ctx ends, reconnecting with backoff.
 func (w *Watchers) run(ctx context.Context, key types.NamespacedName, kc *kernelclient.Client, cur *watcher) {
 	backoff := minBackoff
+	open := func() {
+		cur.mu.Lock()
+		wasDown := cur.down != nil
+		cur.down = nil
+		cur.mu.Unlock()
+		if wasDown {
+			w.wakeAll(ctx, key) // what failed fast while it was down tries again
+		}
+	}
 	for ctx.Err() == nil {
-		err := kc.Follow(ctx, kernelclient.FollowOptions{After: cur.seen(), Idle: w.Idle}, func(e kernel.Event) error {
+		err := kc.Follow(ctx, kernelclient.FollowOptions{After: cur.seen(), Idle: w.Idle, Open: open}, func(e kernel.Event) error {
 			cur.mu.Lock()
 			cur.after = e.Seq
 			cur.mu.Unlock()
@@ -119,6 +145,9 @@ func (w *Watchers) run(ctx context.Context, key types.NamespacedName, kc *kernel
 		if ctx.Err() != nil {
 			return
 		}
+		cur.mu.Lock()
+		cur.down = err
+		cur.mu.Unlock()
 		log.FromContext(ctx).V(1).Info("Kernel event stream ended; reconnecting", "tenant", key, "error", err, "after", backoff)
 		w.wakeTenant(ctx, key) // its reconcile checks the kernel's health
 		jitter := time.Duration(rand.Int64N(int64(backoff) / 2))
@@ -148,6 +177,21 @@ func (w *Watchers) deliver(ctx context.Context, key types.NamespacedName, e kern
 	}
 	w.wakeTenant(ctx, key)
 	return nil
+}
+
+// wakeAll wakes every Plugin of the tenant.
+func (w *Watchers) wakeAll(ctx context.Context, key types.NamespacedName) {
+	plugins, err := w.d.pluginsOf(ctx, key.Namespace, indexPluginTenant, key.Name)
+	if err != nil {
+		return
+	}
+	for i := range plugins {
+		select {
+		case w.plugins <- event.TypedGenericEvent[*smsv1.Plugin]{Object: &plugins[i]}:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (w *Watchers) wakeTenant(ctx context.Context, key types.NamespacedName) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -13,8 +14,8 @@ import (
 )
 
 // StreamIdle is how long Follow waits for any byte (an event or the
-// kernel's keepalive, sent every 15 s of silence) before it gives up on a
-// connection as hung.
+// kernel's keepalive, which Follow asks for three times per idle limit)
+// before it gives up on a connection as hung.
 const StreamIdle = 45 * time.Second
 
 // FollowOptions say where Follow starts and when it gives up.
@@ -22,8 +23,11 @@ type FollowOptions struct {
 	// After is the last sequence number already seen; 0 reads the log
 	// from its start.
 	After int64
-	// Idle is how long a silent connection is trusted; default StreamIdle.
+	// Idle is how long a silent connection is trusted, from the request
+	// on (a kernel that never answers is silent too); default StreamIdle.
 	Idle time.Duration
+	// Open, when set, is called once the kernel accepted the stream.
+	Open func()
 }
 
 // Follow reads the kernel's event log as it grows, through GET
@@ -39,7 +43,9 @@ func (c *Client) Follow(ctx context.Context, opts FollowOptions, fn func(kernel.
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	rq := call{method: http.MethodGet, path: "/api/events/stream"}
+	// Ask for a sign of life three times per idle limit.
+	every := max(int((idleFor/3).Seconds()), 1)
+	rq := call{method: http.MethodGet, path: "/api/events/stream", query: url.Values{"keepalive": {strconv.Itoa(min(every, 60))}}}
 	req, err := c.request(ctx, rq)
 	if err != nil {
 		return rq.wrap("build request", err)
@@ -48,8 +54,13 @@ func (c *Client) Follow(ctx context.Context, opts FollowOptions, fn func(kernel.
 	req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
 	hc := *c.hc
 	hc.Timeout = 0
+	idle := time.AfterFunc(idleFor, func() { cancel(errStreamIdle) })
+	defer idle.Stop()
 	resp, err := hc.Do(req)
 	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, errStreamIdle) {
+			err = cause
+		}
 		return rq.wrap("send", err)
 	}
 	defer func() { _ = resp.Body.Close() }()
@@ -57,8 +68,9 @@ func (c *Client) Follow(ctx context.Context, opts FollowOptions, fn func(kernel.
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes))
 		return answerError(rq, resp.StatusCode, raw)
 	}
-	idle := time.AfterFunc(idleFor, func() { cancel(errStreamIdle) })
-	defer idle.Stop()
+	if opts.Open != nil {
+		opts.Open()
+	}
 	body := &touchReader{r: resp.Body, touch: func() { idle.Reset(idleFor) }}
 	err = readFrames(body, func(data []byte) error {
 		var e kernel.Event

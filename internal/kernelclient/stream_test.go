@@ -115,3 +115,26 @@ func TestPluginStatus(t *testing.T) {
 		t.Fatalf("PluginStatus(agent.ghost) = %v, want a 404", err)
 	}
 }
+
+// TestFollowGivesUpOnAKernelThatNeverAnswers: a kernel that accepts the
+// connection and never sends its headers is given up on after the idle
+// limit too. Seen failing (the test timed out) with the idle timer started
+// only once the headers arrived.
+func TestFollowGivesUpOnAKernelThatNeverAnswers(t *testing.T) {
+	hung := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hung:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(hung)
+	c := kernelclient.New(srv.URL, token, nil)
+	opened := false
+	err := c.Follow(context.Background(), kernelclient.FollowOptions{Idle: 300 * time.Millisecond, Open: func() { opened = true }},
+		func(kernel.Event) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "idle") || opened {
+		t.Fatalf("Follow = %v (opened %t), want an idle error before the stream opened", err, opened)
+	}
+}

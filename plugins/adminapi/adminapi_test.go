@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	gojaexec "github.com/sms-baseline/sms/drivers/executor/goja"
 	"github.com/sms-baseline/sms/judge"
@@ -371,4 +373,31 @@ func TestFormEncodedJSONBody(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"status":"pending"`) {
 		t.Fatalf("form-encoded submit = %d %s, want a pending verdict", resp.StatusCode, body)
 	}
+}
+
+// A quiet event stream sends a keepalive comment at the period the client
+// asks for, and refuses a period outside 1 to 60 seconds. Seen failing
+// with the keepalive written only when events arrived (the read timed out).
+func TestEventStreamKeepalive(t *testing.T) {
+	f := setup(t, options{})
+	if r := f.do(t, request{"GET", "/api/events/stream?keepalive=0", "", nil}); r.status != http.StatusBadRequest || !strings.Contains(r.text, "keepalive") {
+		t.Fatalf("keepalive=0: %d %s, want a 400 naming keepalive", r.status, r.text)
+	}
+	all, _ := f.k.Events(context.Background(), 0, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	url := fmt.Sprintf("%s/api/events/stream?keepalive=1&after=%d", f.srv.URL, all[len(all)-1].Seq)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if sc.Text() == ": keepalive" {
+			return
+		}
+	}
+	t.Fatalf("no keepalive within 5 s: %v", sc.Err())
 }

@@ -16,10 +16,25 @@ import (
 // streamPoll is how often the event stream looks for new events.
 const streamPoll = 200 * time.Millisecond
 
-// StreamKeepalive is the longest the event stream stays silent: when no
-// event came for that long it sends a comment line, so a client can tell
-// a quiet kernel from a hung one by a read deadline of a few keepalives.
+// StreamKeepalive is the longest the event stream stays silent by
+// default: when no event came for that long it sends a comment line, so a
+// client can tell a quiet kernel from a hung one by a read deadline of a
+// few keepalives. A client asks for another period (whole seconds, 1 to
+// 60) with the keepalive query parameter.
 const StreamKeepalive = 15 * time.Second
+
+// keepalive is the stream's keepalive period, from the query.
+func keepalive(r *smshttp.Request) (time.Duration, error) {
+	s := r.Query["keepalive"]
+	if s == "" {
+		return StreamKeepalive, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 60 {
+		return 0, smshttp.Errorf(smshttp.KindValidation, "keepalive must be a whole number of seconds from 1 to 60")
+	}
+	return time.Duration(n) * time.Second, nil
+}
 
 // stream serves the event log as server-sent events, one "data:" frame per
 // event with its sequence number as the id, until the client goes away.
@@ -31,10 +46,23 @@ func (a *admin) stream(_ context.Context, r *smshttp.Request) (*smshttp.Response
 	if id, err := strconv.ParseInt(r.Raw.Header.Get("Last-Event-ID"), 10, 64); err == nil && id >= 0 {
 		after = id // a reconnecting EventSource resumes after the last event it saw
 	}
-	return &smshttp.Response{Stream: func(w http.ResponseWriter) { a.pump(r.Raw.Context(), w, after, limit) }}, nil
+	every, err := keepalive(r)
+	if err != nil {
+		return nil, err
+	}
+	return &smshttp.Response{Stream: func(w http.ResponseWriter) { a.pump(r.Raw.Context(), w, streamPage{after, limit, every}) }}, nil
 }
 
-func (a *admin) pump(ctx context.Context, w http.ResponseWriter, after int64, limit int) {
+// streamPage is where a stream starts, how many events it reads at once,
+// and its keepalive period.
+type streamPage struct {
+	after     int64
+	limit     int
+	keepalive time.Duration
+}
+
+func (a *admin) pump(ctx context.Context, w http.ResponseWriter, p streamPage) {
+	after, limit := p.after, p.limit
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -52,7 +80,7 @@ func (a *admin) pump(ctx context.Context, w http.ResponseWriter, after int64, li
 		if err != nil {
 			return // the client went away, or the log failed: the client reconnects with Last-Event-ID
 		}
-		if len(events) == 0 && time.Since(wrote) >= StreamKeepalive {
+		if len(events) == 0 && time.Since(wrote) >= p.keepalive {
 			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
 				return
 			}
