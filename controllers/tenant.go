@@ -3,8 +3,8 @@ package controllers
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"time"

@@ -44,7 +44,7 @@ func (c *Client) Follow(ctx context.Context, opts FollowOptions, fn func(kernel.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// Ask for a sign of life three times per idle limit.
-	every := max(int((idleFor/3).Seconds()), 1)
+	every := max(int((idleFor / 3).Seconds()), 1)
 	rq := call{method: http.MethodGet, path: "/api/events/stream", query: url.Values{"keepalive": {strconv.Itoa(min(every, 60))}}}
 	req, err := c.request(ctx, rq)
 	if err != nil {
