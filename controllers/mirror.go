@@ -80,11 +80,12 @@ func (m *Mirror) Sync(ctx context.Context, t *smsv1.Tenant, kc *kernelclient.Cli
 		}
 		copies[a.PluginID] = c
 	}
+	sync := &tenantSync{Mirror: m, t: t, kc: kc}
 	for id, c := range copies {
 		if git[id] {
 			continue // git owns this plugin; the Plugin reconciler puts its spec back
 		}
-		if err := m.mirror(ctx, t, kc, agent[id], c); err != nil {
+		if err := sync.mirror(ctx, agent[id], c); err != nil {
 			return err
 		}
 	}
@@ -98,13 +99,21 @@ func (m *Mirror) Sync(ctx context.Context, t *smsv1.Tenant, kc *kernelclient.Cli
 	return nil
 }
 
+// tenantSync is one Sync: the tenant and a client for its kernel.
+type tenantSync struct {
+	*Mirror
+	t  *smsv1.Tenant
+	kc *kernelclient.Client
+}
+
 // mirror brings one agent-made Plugin (nil: none yet) in line with the
 // kernel's copy.
-func (m *Mirror) mirror(ctx context.Context, t *smsv1.Tenant, kc *kernelclient.Client, p *smsv1.Plugin, c kernelCopy) error {
+func (m *tenantSync) mirror(ctx context.Context, p *smsv1.Plugin, c kernelCopy) error {
 	if p != nil && (!p.DeletionTimestamp.IsZero() || upToDate(p, c) || personEditPending(p, c)) {
 		return nil
 	}
-	jp, by, err := m.fetch(ctx, kc, p, c)
+	t := m.t
+	jp, by, err := m.fetch(ctx, p, c)
 	if kernelclient.IsNotFound(err) {
 		return nil // uninstalled meanwhile; the next event says so
 	}
@@ -143,7 +152,7 @@ func (m *Mirror) mirror(ctx context.Context, t *smsv1.Tenant, kc *kernelclient.C
 
 // fetch returns the kernel's copy's manifest and code and who asked for
 // it: a pending submission carries both; an installed one is exported.
-func (m *Mirror) fetch(ctx context.Context, kc *kernelclient.Client, p *smsv1.Plugin, c kernelCopy) (judge.Plugin, string, error) {
+func (m *tenantSync) fetch(ctx context.Context, p *smsv1.Plugin, c kernelCopy) (judge.Plugin, string, error) {
 	by := "agent"
 	if p != nil && p.Annotations[smsv1.AnnotationRequestedBy] != "" {
 		by = p.Annotations[smsv1.AnnotationRequestedBy]
@@ -154,7 +163,7 @@ func (m *Mirror) fetch(ctx context.Context, kc *kernelclient.Client, p *smsv1.Pl
 		}
 		return judge.Plugin{Manifest: c.pending.Manifest, Code: c.pending.Code}, by, nil
 	}
-	got, err := kc.Plugin(ctx, c.fiber.ID)
+	got, err := m.kc.Plugin(ctx, c.fiber.ID)
 	if err != nil {
 		return judge.Plugin{}, "", err
 	}

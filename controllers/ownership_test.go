@@ -222,7 +222,7 @@ func TestPersonWinsOverAgentPlugin(t *testing.T) {
 	w.eventually("the kernel disabled agent.notes", func() error {
 		s, err := w.kernel("acme").PluginStatus(ctx, "agent.notes")
 		if err != nil || s.Fiber == nil || s.Fiber.Enabled {
-			return fmt.Errorf("fiber %+v, %v", s.Fiber, err)
+			return fmt.Errorf("fiber %+v, %w", s.Fiber, err)
 		}
 		return nil
 	})
@@ -239,7 +239,7 @@ func TestPersonWinsOverAgentPlugin(t *testing.T) {
 	w.eventually("the kernel runs alice's version 2", func() error {
 		s, err := w.kernel("acme").PluginStatus(ctx, "agent.notes")
 		if err != nil || s.Fiber == nil || s.Fiber.Version != "2" {
-			return fmt.Errorf("fiber %+v, %v", s.Fiber, err)
+			return fmt.Errorf("fiber %+v, %w", s.Fiber, err)
 		}
 		return nil
 	})

@@ -89,56 +89,48 @@ func (r *PluginReconciler) announce(before, p *smsv1.Plugin) {
 	}
 }
 
+// run is one reconcile of one Plugin: the kernel it talks to, the
+// submission its spec makes, and what the kernel holds of that plugin.
+type run struct {
+	kc        *kernelclient.Client
+	p         *smsv1.Plugin
+	plug      judge.Plugin
+	hash, key string
+	view      kernelclient.PluginStatus
+}
+
 // reconcile submits the plugin when its spec owns the kernel's copy and
 // fills its status from the kernel. Git's Plugins own their kernel
 // plugin; an agent-made Plugin mirrors it, and pushes only what a person
 // changed in its spec (see Mirror).
 func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl.Result, error) {
-	_, kc, err := r.tenant(ctx, p)
+	rn, err := r.begin(ctx, p)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	plug, err := r.plugin(ctx, p)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	hash := kernel.HashCode([]byte(plug.Code))
-	key := submissionKey(plug)
-	view, err := r.view(ctx, kc, p.Spec.ID)
-	if err != nil {
-		return ctrl.Result{}, r.unreachable(p, err)
-	}
-	existing, err := r.approvalOf(ctx, p, hash)
+	existing, err := r.approvalOf(ctx, p, rn.hash)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if existing != nil && meta.IsStatusConditionTrue(existing.Status.Conditions, smsv1.ConditionDenied) {
-		setDenied(p, hash, existing, fiberOf(view))
+		setDenied(p, rn.hash, existing, fiberOf(rn.view))
 		return ctrl.Result{}, nil
 	}
-	edited, toggled := personEdited(p)
-	agent := p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent)
-	var v judge.Verdict
-	var known bool
-	if agent && !edited {
-		if v, known = observedVerdict(p, view, hash); !known {
-			return ctrl.Result{}, nil // the kernel moved on; the mirror updates the spec, which wakes this
-		}
-	} else if v, view, err = r.submitOnce(ctx, kc, p, plug, view); err != nil {
-		return ctrl.Result{}, r.unreachable(p, err)
-	} else if edited && p.Status.Submission != key {
-		r.event(p, false, "ChangedByPerson", fmt.Sprintf("%s changed the spec of this agent-made plugin; the kernel follows it", requester(p)))
+	v, known, err := r.verdict(ctx, rn)
+	if err != nil || !known {
+		return ctrl.Result{}, err // unknown: the kernel moved on; the mirror updates the spec, which wakes this
 	}
-	p.Status.CodeHash, p.Status.Submission = hash, key
+	p.Status.CodeHash, p.Status.Submission = rn.hash, rn.key
 	p.Status.Verdict = &smsv1.Verdict{Result: string(v.Status), Gate: v.Gate, Message: v.Reason}
-	fiber := fiberOf(view)
-	if v.Status == judge.StatusMounted && (!agent || edited || toggled) {
-		if fiber, err = r.toggle(ctx, kc, p, fiber); err != nil {
+	fiber := fiberOf(rn.view)
+	edited, toggled := personEdited(p)
+	if v.Status == judge.StatusMounted && (p.Labels[smsv1.LabelOrigin] != string(smsv1.OriginAgent) || edited || toggled) {
+		if fiber, err = r.toggle(ctx, rn.kc, p, fiber); err != nil {
 			return ctrl.Result{}, r.unreachable(p, err)
 		}
 	}
 	if v.Status == judge.StatusPending {
-		if err := r.ensureApproval(ctx, p, pendingFor(view, p.Spec.ID, hash)); err != nil {
+		if err := r.ensureApproval(ctx, p, pendingFor(rn.view, p.Spec.ID, rn.hash)); err != nil {
 			return ctrl.Result{}, err
 		}
 	} else {
@@ -149,27 +141,65 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 	return ctrl.Result{}, nil
 }
 
+// begin finds the plugin's kernel, builds its submission and reads what
+// the kernel holds of it.
+func (r *PluginReconciler) begin(ctx context.Context, p *smsv1.Plugin) (*run, error) {
+	_, kc, err := r.tenant(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	plug, err := r.plugin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	rn := &run{kc: kc, p: p, plug: plug, hash: kernel.HashCode([]byte(plug.Code)), key: submissionKey(plug)}
+	if rn.view, err = r.view(ctx, kc, p.Spec.ID); err != nil {
+		return nil, r.unreachable(p, err)
+	}
+	return rn, nil
+}
+
+// verdict is the kernel's verdict on the Plugin's spec. An agent-made
+// Plugin nobody edited shows what the kernel holds (known is false when
+// the kernel holds something else); any other is submitted unless the
+// kernel already judged this exact submission.
+func (r *PluginReconciler) verdict(ctx context.Context, rn *run) (judge.Verdict, bool, error) {
+	p := rn.p
+	edited, _ := personEdited(p)
+	if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) && !edited {
+		v, known := observedVerdict(p, rn.view, rn.hash)
+		return v, known, nil
+	}
+	v, err := r.submitOnce(ctx, rn)
+	if err != nil {
+		return v, false, r.unreachable(p, err)
+	}
+	if edited && p.Status.Submission != rn.key {
+		r.event(p, false, "ChangedByPerson", fmt.Sprintf("%s changed the spec of this agent-made plugin; the kernel follows it", requester(p)))
+	}
+	return v, true, nil
+}
+
 // submitOnce returns the kernel's verdict on the Plugin's spec, submitting
-// it only when the kernel has not judged this exact submission yet.
-func (r *PluginReconciler) submitOnce(ctx context.Context, kc *kernelclient.Client, p *smsv1.Plugin, plug judge.Plugin,
-	view kernelclient.PluginStatus) (judge.Verdict, kernelclient.PluginStatus, error) {
-	hash, key := kernel.HashCode([]byte(plug.Code)), submissionKey(plug)
-	if v, known := knownVerdict(p, view, hash, key); known {
-		return v, view, nil
+// it only when the kernel has not judged this exact submission yet; a
+// submission refreshes rn.view.
+func (r *PluginReconciler) submitOnce(ctx context.Context, rn *run) (judge.Verdict, error) {
+	if v, known := knownVerdict(rn.p, rn.view, rn.hash, rn.key); known {
+		return v, nil
 	}
-	live, err := r.live(ctx, p)
+	live, err := r.live(ctx, rn.p)
 	if err != nil {
-		return judge.Verdict{}, view, err
+		return judge.Verdict{}, err
 	}
-	if v, known := knownVerdict(live, view, hash, key); known {
-		return v, view, nil
+	if v, known := knownVerdict(live, rn.view, rn.hash, rn.key); known {
+		return v, nil
 	}
-	v, err := kc.Submit(ctx, plug, p.Annotations[smsv1.AnnotationRequestedBy])
+	v, err := rn.kc.Submit(ctx, rn.plug, rn.p.Annotations[smsv1.AnnotationRequestedBy])
 	if err != nil {
-		return v, view, err
+		return v, err
 	}
-	view, err = r.view(ctx, kc, p.Spec.ID)
-	return v, view, err
+	rn.view, err = r.view(ctx, rn.kc, rn.p.Spec.ID)
+	return v, err
 }
 
 // view reads what the kernel holds of plugin id; nothing is not an error.

@@ -99,7 +99,7 @@ func TestTenantWaitsForReferences(t *testing.T) {
 			return nil
 		})
 		if err != nil || got.String() != "second" {
-			return fmt.Errorf("reply %q, %v", got.String(), err)
+			return fmt.Errorf("reply %q, %w", got.String(), err)
 		}
 		return nil
 	})
