@@ -12,6 +12,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/kernelclient"
+	"github.com/sms-baseline/sms/kernel"
 )
 
 // DefaultApprovalTTL is how long an Approval waits for a decision when the
@@ -60,6 +61,17 @@ func (r *ApprovalReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	return res, err
 }
 
+// codeHashOf is the hash of the code the Plugin asks for: its inline
+// spec.code, else the last code the Plugin reconciler read from its
+// ConfigMap. The spec, not the status, so an Approval created in the same
+// reconcile that moved the status on is never taken for a stale one.
+func codeHashOf(p *smsv1.Plugin) string {
+	if p.Spec.Code != nil {
+		return kernel.HashCode([]byte(*p.Spec.Code))
+	}
+	return p.Status.CodeHash
+}
+
 // final reports whether the approval reached Approved, Denied or Expired.
 func final(a *smsv1.Approval) bool {
 	for _, t := range []string{smsv1.ConditionApproved, smsv1.ConditionDenied, smsv1.ConditionExpired} {
@@ -78,7 +90,7 @@ func (r *ApprovalReconciler) supersede(ctx context.Context, a *smsv1.Approval) e
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: a.Namespace, Name: a.Spec.PluginRef.Name}, &p); err != nil {
 		return ignoreNotFound(err)
 	}
-	if p.Status.CodeHash == "" || p.Status.CodeHash == a.Spec.CodeHash {
+	if h := codeHashOf(&p); h == "" || h == a.Spec.CodeHash {
 		return nil
 	}
 	setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionExpired, true, smsv1.ReasonCodeChanged, fmt.Sprintf("plugin %s's code changed since this decision", p.Name))
@@ -90,7 +102,7 @@ func (r *ApprovalReconciler) reconcile(ctx context.Context, a *smsv1.Approval) (
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: a.Namespace, Name: a.Spec.PluginRef.Name}, &p); err != nil {
 		return ctrl.Result{}, ignoreNotFound(err)
 	}
-	if p.Status.CodeHash != "" && p.Status.CodeHash != a.Spec.CodeHash {
+	if h := codeHashOf(&p); h != "" && h != a.Spec.CodeHash {
 		r.expire(a, smsv1.ReasonCodeChanged, fmt.Sprintf("plugin %s's code changed since this approval was asked for; a new Approval asks about the new code", p.Name))
 		return ctrl.Result{}, nil
 	}

@@ -80,7 +80,10 @@ func TestPluginVerdicts(t *testing.T) {
 
 // A sensitive plugin waits for an Approval; only an authorised user who is
 // not the requester (under forbidSelfApproval) can approve it, and then it
-// mounts. New code expires the old Approval and asks again.
+// mounts. New code expires the old Approval and asks again. Seen failing
+// when the approval controller judged staleness by the Plugin's status:
+// the new code's Approval was expired as stale the moment it was created,
+// before the status caught up, and could never be decided.
 func TestApprovalFlow(t *testing.T) {
 	testenv.Need(t)
 	w := newWorld(t)
