@@ -30,7 +30,7 @@ type ApprovalReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=sms.dev,resources=approvals,verbs=get;list;watch
-// +kubebuilder:rbac:groups=sms.dev,resources=approvals/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=sms.dev,resources=approvals/status,verbs=patch
 
 // Reconcile implements reconcile.Reconciler.
 func (r *ApprovalReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

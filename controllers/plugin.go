@@ -29,8 +29,8 @@ type PluginReconciler struct {
 	*Deps
 }
 
-// +kubebuilder:rbac:groups=sms.dev,resources=plugins,verbs=get;list;watch;create;update;patch
-// +kubebuilder:rbac:groups=sms.dev,resources=plugins/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=sms.dev,resources=plugins,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=sms.dev,resources=plugins/status,verbs=patch
 // +kubebuilder:rbac:groups=sms.dev,resources=plugins/finalizers,verbs=update
 // +kubebuilder:rbac:groups=sms.dev,resources=approvals,verbs=get;list;watch;create
 

@@ -37,7 +37,7 @@ type TenantReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=sms.dev,resources=tenants,verbs=get;list;watch
-// +kubebuilder:rbac:groups=sms.dev,resources=tenants/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=sms.dev,resources=tenants/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -20,9 +20,9 @@ import (
 // Services; it sets the Tenant as their controlling owner with
 // blockOwnerDeletion, which needs update on tenants/finalizers where the
 // OwnerReferencesPermissionEnforcement admission plugin runs.
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=sms.dev,resources=tenants/finalizers,verbs=update
 
 // ErrStorageChanged means a tenant's storage can no longer be expressed by
