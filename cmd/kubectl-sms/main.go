@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/sms-baseline/sms/internal/smsctl"
+	"github.com/sms-baseline/sms/internal/cli/smsctl"
 )
 
 func main() {

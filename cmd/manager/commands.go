@@ -14,7 +14,8 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newKernelCommand(), newOperatorCommand(), newDevCommand(), newSandboxCommand())
+	root.AddCommand(newKernelCommand(), newOperatorCommand(), newSandboxCommand())
+	root.AddCommand(devCommands()...)
 	return root
 }
 

@@ -1,3 +1,5 @@
+//go:build !nodev
+
 package main
 
 import (
@@ -13,9 +15,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/sms-baseline/sms/internal/devenv"
-	"github.com/sms-baseline/sms/internal/envtestbin"
+	"github.com/sms-baseline/sms/internal/cli/devenv"
 )
+
+// devCommands are the commands only development builds have: the image's
+// binary is built with -tags nodev and links no control plane.
+func devCommands() []*cobra.Command { return []*cobra.Command{newDevCommand()} }
 
 // devFlags are the flags of `manager dev`.
 type devFlags struct {
@@ -33,7 +38,9 @@ func newDevCommand() *cobra.Command {
 		Long: `Run an embedded kube-apiserver and etcd (built by hack/setup-envtest.sh on first use),
 install the sms CRDs, and run the operator with kernels inside this process. Use it with kubectl
 through the kubeconfig it writes. Tenants without spec.model chat with --model: by default the
-scripted demo model, which works offline. Ctrl-C stops everything; starting again restores it.`,
+scripted demo model, which works offline. Ctrl-C stops everything; starting again restores it.
+It runs anywhere: the manifests, samples and scripts it needs are built into the binary and
+unpacked under --dir.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDev(cmd, f) },
 	}
@@ -43,7 +50,7 @@ scripted demo model, which works offline. Ctrl-C stops everything; starting agai
 	fl.StringVar(&m.Provider, "model", "scripted", "model of tenants whose spec names none: scripted, anthropic, openai or openaicompat")
 	fl.StringVar(&m.Name, "model-name", "", "the provider's model name")
 	fl.StringVar(&m.BaseURL, "model-base-url", "", "the provider's base URL (a local OpenAI-compatible server with --model openaicompat)")
-	fl.StringVar(&m.Script, "model-script", "docs/examples/scripted-doubler.json", "JSON file of turns for --model scripted")
+	fl.StringVar(&m.Script, "model-script", "", "JSON file of turns for --model scripted (default: the built-in doubler demo)")
 	fl.StringVar(&m.KeyFile, "model-key-file", "", "file holding the model key (default: ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY)")
 	fl.StringVar(&f.opts.Executor, "executor", "", "run every tenant's agent plugins with this executor (goja or isolated) instead of its spec's")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the operator's and the kernels' work")
@@ -51,9 +58,12 @@ scripted demo model, which works offline. Ctrl-C stops everything; starting agai
 }
 
 func runDev(cmd *cobra.Command, f *devFlags) error {
-	root, err := envtestbin.RepoRoot()
+	root, err := devenv.Unpack(filepath.Join(f.opts.Dir, "files"))
 	if err != nil {
-		return fmt.Errorf("run manager dev inside the repository (it reads config/ and hack/): %w", err)
+		return err
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return err
 	}
 	f.opts.Root = root
 	if err := devModel(&f.opts); err != nil {
@@ -88,8 +98,8 @@ func devModel(o *devenv.Options) error {
 		m.Script = ""
 		return nil
 	}
-	if !filepath.IsAbs(m.Script) {
-		m.Script = filepath.Join(o.Root, m.Script)
+	if m.Script == "" {
+		m.Script = filepath.Join(o.Root, "docs", "examples", "scripted-doubler.json")
 	}
 	if _, err := os.Stat(m.Script); err != nil {
 		return fmt.Errorf("--model-script: %w", err)
@@ -97,16 +107,21 @@ func devModel(o *devenv.Options) error {
 	return nil
 }
 
-// printNext tells the user what to type next.
+// printNext tells the user what to type next: kubectl sms is expected
+// next to this binary (make binaries puts both in bin/).
 func printNext(w io.Writer, root, kubeconfig string) {
+	bin := "bin"
+	if exe, err := os.Executable(); err == nil {
+		bin = filepath.Dir(exe)
+	}
 	_, _ = fmt.Fprintf(w, `sms is running. In another terminal:
 
   export KUBECONFIG=%s PATH=%s:$PATH
-  kubectl apply -f config/samples/sms_v1_tenant.yaml
+  kubectl apply -f %s
   kubectl wait --for=condition=Ready tenant/demo
   kubectl sms status demo
 
 The README's walk-through goes on from there. Ctrl-C stops everything;
 the next start restores it.
-`, kubeconfig, filepath.Join(root, "bin"))
+`, kubeconfig, bin, filepath.Join(root, "config", "samples", "sms_v1_tenant.yaml"))
 }

@@ -94,7 +94,7 @@ func judge(importer, imported Package, imp string) (string, error) {
 		return judgeThirdParty(kind, imp), nil
 	}
 	target := KindOf(imp)
-	if family(importer.ImportPath) == family(imp) && (kind != Ledger || target != LedgerStore) {
+	if kind != Root && family(importer.ImportPath) == family(imp) && (kind != Ledger || target != LedgerStore) {
 		return "", nil
 	}
 	switch kind {
@@ -119,6 +119,10 @@ func judge(importer, imported Package, imp string) (string, error) {
 		return "ring 3 imports only rings 0 to 2 and the ledger", nil
 	case Ledger, LedgerStore:
 		return "the ledger is an island: it imports nothing else from the module", nil
+	case Root:
+		from, _ := relative(importer.ImportPath)
+		to, _ := relative(imp)
+		return judgeAudience(from, to), nil
 	}
 	return "", nil
 }

@@ -50,8 +50,8 @@ var prefixes = []struct {
 	{"judge", Plugin},
 	{"drivers/", Driver},
 	{"baseline", Baseline},
+	{"", Root}, // the module's root package: the files the binaries embed
 	{"cmd/", Root},
-	{"controllers", Root},
 	{"api/", Root},
 	{"test/", Root},
 	{"internal/", Root},

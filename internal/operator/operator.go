@@ -20,10 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/controllers"
 	"github.com/sms-baseline/sms/internal/kernelcmd"
-	"github.com/sms-baseline/sms/internal/kernelruntime"
-	smswebhook "github.com/sms-baseline/sms/internal/webhook"
+	"github.com/sms-baseline/sms/internal/operator/controllers"
+	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
+	smswebhook "github.com/sms-baseline/sms/internal/operator/webhook"
 )
 
 // Runtimes.

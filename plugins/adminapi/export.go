@@ -5,18 +5,9 @@ import (
 
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
-
-// exported is the answer of GET /api/plugins/{id}: an installed agent
-// plugin's manifest and code as the kernel will restore them, so it can
-// be exported (to git, or as a Plugin object) and submitted again.
-type exported struct {
-	Manifest kernel.Manifest `json:"manifest"`
-	Code     string          `json:"code"`
-	CodeHash string          `json:"codeHash"`
-	Enabled  bool            `json:"enabled"`
-}
 
 // exportPage is how many events one read of the log returns.
 const exportPage = 1000
@@ -49,24 +40,14 @@ func (a *admin) export(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	if err != nil {
 		return nil, err
 	}
-	return smshttp.JSON(exported{Manifest: t.Manifest, Code: string(code), CodeHash: t.CodeHash, Enabled: t.Enabled}), nil
-}
-
-// pluginStatus is the answer of GET /api/plugins/{id}/status: what the
-// kernel runs of one plugin and what of it waits for a human, read from
-// memory (no log fold), so a controller can check one plugin cheaply.
-type pluginStatus struct {
-	// Fiber is the installed plugin, nil when none is.
-	Fiber *kernel.FiberView `json:"fiber"`
-	// Pending are its submissions waiting for a decision.
-	Pending []judge.Approval `json:"pending"`
+	return smshttp.JSON(adminv1.Installed{Manifest: t.Manifest, Code: string(code), CodeHash: t.CodeHash, Enabled: t.Enabled}), nil
 }
 
 // status answers one plugin's fiber and pending approvals; an id the
 // kernel neither runs nor holds for approval is a 404.
 func (a *admin) status(_ context.Context, r *smshttp.Request) (*smshttp.Response, error) {
 	id := r.Params["id"]
-	out := pluginStatus{Pending: []judge.Approval{}}
+	out := adminv1.PluginStatus{Pending: []judge.Approval{}}
 	if f, ok := a.k.Fiber(id); ok {
 		out.Fiber = &f
 	}

@@ -6,10 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
-	"github.com/sms-baseline/sms/internal/envtestbin"
-	"github.com/sms-baseline/sms/internal/testenv"
+	"github.com/sms-baseline/sms/internal/testinfra/envtestbin"
+	"github.com/sms-baseline/sms/internal/testinfra/testenv"
 )
 
 // TestDevDemo runs hack/demo.sh, the story `make demo` tells, with the real
@@ -48,4 +50,77 @@ func TestDevDemo(t *testing.T) {
 		}
 	}
 	t.Log(out.String())
+}
+
+// TestDevRunsOutsideACheckout starts `manager dev` in an empty directory
+// far from this repository: it unpacks the manifests and samples it
+// carries, and a sample tenant applied from the unpacked copy becomes
+// Ready. Seen failing when manager dev looked for the repository's root
+// ("run manager dev inside the repository").
+func TestDevRunsOutsideACheckout(t *testing.T) {
+	if _, err := envtestbin.Assets(); err != nil {
+		if testenv.Skipping() {
+			t.Skipf("%s=1: %v", testenv.SkipVariable, err)
+		}
+		t.Fatalf("%v (set %s=1 to skip)", err, testenv.SkipVariable)
+	}
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatal("the test needs the kubectl binary on PATH:", err)
+	}
+	elsewhere := t.TempDir()
+	state := filepath.Join(elsewhere, "state")
+	var out syncBuffer
+	dev := exec.Command(manager, "dev", "--dir", state, "--executor", "goja")
+	dev.Dir = elsewhere
+	dev.Stdout, dev.Stderr = &out, &out
+	if err := dev.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = dev.Process.Signal(os.Interrupt)
+		_ = dev.Wait()
+	}()
+	deadline := time.Now().Add(3 * time.Minute)
+	for !strings.Contains(out.String(), "sms is running") {
+		if time.Now().After(deadline) {
+			t.Fatalf("manager dev did not come up:\n%s", out.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	sample := filepath.Join(state, "files", "config", "samples", "sms_v1_tenant.yaml")
+	if !strings.Contains(out.String(), sample) {
+		t.Errorf("manager dev does not point at the unpacked sample %s:\n%s", sample, out.String())
+	}
+	kc := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(kubectl, append([]string{"--kubeconfig", filepath.Join(state, "kubeconfig"), "-n", "default"}, args...)...)
+		cmd.Dir = elsewhere
+		got, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %v: %v\n%s\nmanager dev:\n%s", args, err, got, out.String())
+		}
+		return string(got)
+	}
+	kc("apply", "-f", sample)
+	kc("wait", "--for=condition=Ready", "tenant/demo", "--timeout=90s")
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's writes and the test's
+// reads at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -16,7 +16,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sms-baseline/sms/internal/testenv"
+	"github.com/sms-baseline/sms/internal/testinfra/testenv"
 )
 
 // repoRoot is the repository, seen from this package's directory (where go

@@ -1,0 +1,284 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
+)
+
+// DefaultApprovalTTL is how long an Approval waits for a decision when the
+// tenant's policy sets no approvalTTL.
+const DefaultApprovalTTL = 24 * time.Hour
+
+// operatorName decides on the kernel for TTL expiries.
+const operatorName = "sms-operator"
+
+// ApprovalReconciler carries decisions to the kernel.
+type ApprovalReconciler struct {
+	*Deps
+	// Now is the clock for TTLs. Default time.Now.
+	Now func() time.Time
+}
+
+// +kubebuilder:rbac:groups=sms.dev,resources=approvals,verbs=get;list;watch
+// +kubebuilder:rbac:groups=sms.dev,resources=approvals/status,verbs=patch
+
+// Reconcile implements reconcile.Reconciler.
+func (r *ApprovalReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var a smsv1.Approval
+	if err := r.Client.Get(ctx, req.NamespacedName, &a); err != nil {
+		return ctrl.Result{}, ignoreNotFound(err)
+	}
+	if !a.DeletionTimestamp.IsZero() || meta.IsStatusConditionTrue(a.Status.Conditions, smsv1.ConditionExpired) {
+		return ctrl.Result{}, nil
+	}
+	wasFinal := final(&a)
+	before := a.DeepCopy()
+	var res ctrl.Result
+	var err error
+	if wasFinal {
+		err = r.supersede(ctx, &a)
+	} else {
+		res, err = r.reconcile(ctx, &a)
+	}
+	a.Status.ObservedGeneration = a.Generation
+	if perr := r.patchStatus(ctx, before, &a, semanticChanged(before.Status, a.Status)); perr != nil {
+		return ctrl.Result{}, perr
+	}
+	if !wasFinal && final(&a) {
+		c := meta.FindStatusCondition(a.Status.Conditions, smsv1.ConditionReady)
+		r.event(&a, c.Reason != smsv1.ReasonApproved, c.Reason, c.Message)
+	}
+	return res, err
+}
+
+// codeHashOf is the hash of the code the Plugin asks for: its inline
+// spec.code, else the last code the Plugin reconciler read from its
+// ConfigMap. The spec, not the status, so an Approval created in the same
+// reconcile that moved the status on is never taken for a stale one.
+func codeHashOf(p *smsv1.Plugin) string {
+	if p.Spec.Code != nil {
+		return kernel.HashCode([]byte(*p.Spec.Code))
+	}
+	return p.Status.CodeHash
+}
+
+// final reports whether the approval reached Approved, Denied or Expired.
+func final(a *smsv1.Approval) bool {
+	for _, t := range []string{smsv1.ConditionApproved, smsv1.ConditionDenied, smsv1.ConditionExpired} {
+		if meta.IsStatusConditionTrue(a.Status.Conditions, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// supersede expires a decided approval once its plugin's code moved on:
+// the decision stays in the conditions, and Expired says it no longer
+// applies to the plugin.
+func (r *ApprovalReconciler) supersede(ctx context.Context, a *smsv1.Approval) error {
+	var p smsv1.Plugin
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: a.Namespace, Name: a.Spec.PluginRef.Name}, &p); err != nil {
+		return ignoreNotFound(err)
+	}
+	if h := codeHashOf(&p); h == "" || h == a.Spec.CodeHash {
+		return nil
+	}
+	setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionExpired, true, smsv1.ReasonCodeChanged, fmt.Sprintf("plugin %s's code changed since this decision", p.Name))
+	return nil
+}
+
+func (r *ApprovalReconciler) reconcile(ctx context.Context, a *smsv1.Approval) (ctrl.Result, error) {
+	var p smsv1.Plugin
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: a.Namespace, Name: a.Spec.PluginRef.Name}, &p); err != nil {
+		return ctrl.Result{}, ignoreNotFound(err)
+	}
+	if h := codeHashOf(&p); h != "" && h != a.Spec.CodeHash {
+		r.expire(a, smsv1.ReasonCodeChanged, fmt.Sprintf("plugin %s's code changed since this approval was asked for; a new Approval asks about the new code", p.Name))
+		return ctrl.Result{}, nil
+	}
+	var t smsv1.Tenant
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: a.Namespace, Name: p.Spec.TenantRef.Name}, &t); err != nil {
+		return ctrl.Result{}, err
+	}
+	if a.Spec.Decision == "" {
+		return r.awaiting(ctx, a, &t)
+	}
+	if msg := selfApproval(a, &p, &t); msg != "" {
+		r.expire(a, smsv1.ReasonSelfApproval, msg)
+		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionDenied, false, smsv1.ReasonSelfApproval, msg)
+		r.event(a, true, smsv1.ReasonSelfApproval, msg)
+		return ctrl.Result{}, nil
+	}
+	kc, err := r.kernelFor(ctx, &t)
+	if err != nil {
+		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonTenantNotReady, err.Error())
+		return ctrl.Result{RequeueAfter: r.poll()}, nil
+	}
+	if a.Spec.KernelApprovalID == "" {
+		return r.preApproved(ctx, a, kc)
+	}
+	return ctrl.Result{}, r.apply(ctx, a, kc, a.Spec.KernelApprovalID)
+}
+
+// selfApproval returns why an approving decision may not reach the kernel
+// under the tenant's forbidSelfApproval, or "". The webhook refuses a
+// self-approval when it is made; this catches one written ahead (say, in
+// git) before its decider created the Plugin, which the webhook could not
+// compare with a requester that did not exist yet.
+func selfApproval(a *smsv1.Approval, p *smsv1.Plugin, t *smsv1.Tenant) string {
+	by := a.Annotations[smsv1.AnnotationDecidedBy]
+	if a.Spec.Decision != smsv1.DecisionApproved || !t.Spec.Judge.ForbidSelfApproval || by == "" {
+		return ""
+	}
+	if by != p.Annotations[smsv1.AnnotationRequestedBy] && by != a.Spec.RequestedBy {
+		return ""
+	}
+	return fmt.Sprintf("%s approved plugin %s, which %s requested: tenant %s forbids self-approval; someone else must approve",
+		by, p.Name, by, t.Name)
+}
+
+// awaiting waits for a decision until the TTL denies the approval.
+func (r *ApprovalReconciler) awaiting(ctx context.Context, a *smsv1.Approval, t *smsv1.Tenant) (ctrl.Result, error) {
+	ttl := DefaultApprovalTTL
+	if t.Spec.Judge.ApprovalTTL != nil {
+		ttl = t.Spec.Judge.ApprovalTTL.Duration
+	}
+	left := a.CreationTimestamp.Add(ttl).Sub(r.now())
+	if left > 0 {
+		msg := fmt.Sprintf("waiting for a human to set spec.decision (denied after %s)", ttl)
+		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonAwaitingDecision, msg)
+		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionApproved, false, smsv1.ReasonAwaitingDecision, msg)
+		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionDenied, false, smsv1.ReasonAwaitingDecision, msg)
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	kc, err := r.kernelFor(ctx, t)
+	if err != nil {
+		return ctrl.Result{RequeueAfter: r.poll()}, nil
+	}
+	_, err = kc.Reject(ctx, a.Spec.KernelApprovalID, operatorName+" (approval TTL expired)", a.Spec.CodeHash)
+	if err != nil && !adminv1.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	msg := fmt.Sprintf("no decision within the approval TTL of %s", ttl)
+	setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionDenied, true, smsv1.ReasonTTLExpired, msg)
+	setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionApproved, false, smsv1.ReasonTTLExpired, msg)
+	setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionReady, true, smsv1.ReasonTTLExpired, msg)
+	a.Status.DecidedBy = operatorName
+	a.Status.DecidedAt = &metav1.Time{Time: r.now()}
+	return ctrl.Result{}, nil
+}
+
+// apply carries the decision to the kernel, bound to the code hash.
+func (r *ApprovalReconciler) apply(ctx context.Context, a *smsv1.Approval, kc *adminv1.Client, id string) error {
+	by := a.Annotations[smsv1.AnnotationDecidedBy]
+	if by == "" {
+		by = "unknown"
+	}
+	var err error
+	if a.Spec.Decision == smsv1.DecisionApproved {
+		_, err = kc.Approve(ctx, id, by, a.Spec.CodeHash)
+	} else {
+		_, err = kc.Reject(ctx, id, by, a.Spec.CodeHash)
+	}
+	switch {
+	case adminv1.IsConflict(err):
+		r.expire(a, smsv1.ReasonCodeChanged, "the kernel's pending approval is bound to other code: "+err.Error())
+		return nil
+	case adminv1.IsNotFound(err):
+		if done, derr := r.alreadyApplied(ctx, a, kc); derr != nil || !done {
+			if derr == nil {
+				r.expire(a, smsv1.ReasonCodeChanged, "the kernel no longer waits for this approval")
+			}
+			return derr
+		}
+	case err != nil:
+		return err
+	}
+	r.decided(a, by)
+	return nil
+}
+
+// preApproved applies an Approval written ahead of the submission (for
+// example kept in git next to its Plugin): it waits until the kernel holds
+// the plugin's code for approval, and does nothing when the code mounted
+// without needing one.
+func (r *ApprovalReconciler) preApproved(ctx context.Context, a *smsv1.Approval, kc *adminv1.Client) (ctrl.Result, error) {
+	s, err := r.view(ctx, kc, a.Spec.PluginID)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if pending := pendingFor(s, a.Spec.PluginID, a.Spec.CodeHash); pending != nil {
+		return ctrl.Result{}, r.apply(ctx, a, kc, pending.ID)
+	}
+	if f := fiberOf(s); f.ID != "" && f.CodeHash == a.Spec.CodeHash && a.Spec.Decision == smsv1.DecisionApproved {
+		r.decided(a, a.Annotations[smsv1.AnnotationDecidedBy])
+		return ctrl.Result{}, nil
+	}
+	msg := "decided ahead; waiting for the kernel to ask about this code"
+	setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonAwaitingDecision, msg)
+	return ctrl.Result{RequeueAfter: r.poll()}, nil
+}
+
+// alreadyApplied reports whether an approval the kernel no longer has was
+// applied before (a restart between the kernel's answer and the status
+// update): the approved code runs, or the denied code does not wait.
+func (r *ApprovalReconciler) alreadyApplied(ctx context.Context, a *smsv1.Approval, kc *adminv1.Client) (bool, error) {
+	s, err := r.view(ctx, kc, a.Spec.PluginID)
+	if err != nil {
+		return false, err
+	}
+	if a.Spec.Decision == smsv1.DecisionApproved {
+		f := fiberOf(s)
+		return f.ID != "" && f.CodeHash == a.Spec.CodeHash, nil
+	}
+	return pendingFor(s, a.Spec.PluginID, a.Spec.CodeHash) == nil, nil
+}
+
+// decided records an applied decision.
+func (r *ApprovalReconciler) decided(a *smsv1.Approval, by string) {
+	gen := a.Generation
+	a.Status.DecidedBy = by
+	a.Status.DecidedAt = decidedAt(a, r.now())
+	if a.Spec.Decision == smsv1.DecisionApproved {
+		setCond(&a.Status.Conditions, gen).to(smsv1.ConditionApproved, true, smsv1.ReasonApproved, "approved by "+by)
+		setCond(&a.Status.Conditions, gen).to(smsv1.ConditionDenied, false, smsv1.ReasonApproved, "")
+		setCond(&a.Status.Conditions, gen).to(smsv1.ConditionReady, true, smsv1.ReasonApproved, "the kernel mounted the approved code")
+		return
+	}
+	setCond(&a.Status.Conditions, gen).to(smsv1.ConditionDenied, true, smsv1.ReasonDenied, "denied by "+by)
+	setCond(&a.Status.Conditions, gen).to(smsv1.ConditionApproved, false, smsv1.ReasonDenied, "")
+	setCond(&a.Status.Conditions, gen).to(smsv1.ConditionReady, true, smsv1.ReasonDenied, "the kernel dropped the denied code")
+}
+
+// decidedAt reads the webhook's decided-at annotation, else now.
+func decidedAt(a *smsv1.Approval, now time.Time) *metav1.Time {
+	if at, err := time.Parse(time.RFC3339, a.Annotations[smsv1.AnnotationDecidedAt]); err == nil {
+		return &metav1.Time{Time: at}
+	}
+	return &metav1.Time{Time: now}
+}
+
+// expire marks an approval that can no longer apply.
+func (r *ApprovalReconciler) expire(a *smsv1.Approval, reason, msg string) {
+	gen := a.Generation
+	setCond(&a.Status.Conditions, gen).to(smsv1.ConditionExpired, true, reason, msg)
+	setCond(&a.Status.Conditions, gen).to(smsv1.ConditionApproved, false, reason, msg)
+	setCond(&a.Status.Conditions, gen).to(smsv1.ConditionReady, false, reason, msg)
+}
+
+func (r *ApprovalReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}

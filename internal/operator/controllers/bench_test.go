@@ -1,0 +1,133 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/operator/controllers"
+)
+
+// BenchmarkPluginToReady applies 100 Plugins to one tenant at once and
+// reports, per plugin, the time from its create call returning to the
+// operator reporting Judged and Ready (p50 and p95, from a watch). The
+// operator polls as it does by default.
+//
+//	go test -run '^$' -bench PluginToReady -benchtime 1x -count 6 ./controllers/
+func BenchmarkPluginToReady(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		w := newWorldPolling(b, controllers.DefaultPoll) // the operator's default
+		w.tenant("acme", smsv1.TenantJudge{})
+		judged, ready := w.timePlugins(100)
+		b.StartTimer()
+		b.ReportMetric(pct(judged, 50), "judged-p50-ms")
+		b.ReportMetric(pct(judged, 95), "judged-p95-ms")
+		b.ReportMetric(pct(ready, 50), "ready-p50-ms")
+		b.ReportMetric(pct(ready, 95), "ready-p95-ms")
+		w.stop()
+	}
+}
+
+// BenchmarkTenantsToReady applies 200 Tenants at once (local runtime) and
+// reports the time until every one is Ready. The operator polls as it does
+// by default (kernels every 30 s, their event logs every second).
+//
+//	go test -run '^$' -bench TenantsToReady -benchtime 1x -count 6 ./controllers/
+func BenchmarkTenantsToReady(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		w := newWorldPolling(b, controllers.DefaultPoll) // the operator's default
+		b.StartTimer()
+		start := time.Now()
+		seen := w.watchUntil(&smsv1.TenantList{}, 200, func(o client.Object) bool {
+			t := o.(*smsv1.Tenant)
+			return meta.IsStatusConditionTrue(t.Status.Conditions, smsv1.ConditionReady)
+		}, func() {
+			for i := range 200 {
+				w.must(w.admin.Create(context.Background(), &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("t%03d", i), Namespace: w.ns}}))
+			}
+		})
+		last := time.Duration(0)
+		for _, at := range seen {
+			last = max(last, at.Sub(start))
+		}
+		b.ReportMetric(last.Seconds(), "s-all-ready")
+		b.StopTimer()
+		w.stop()
+	}
+}
+
+// timePlugins creates n Plugins and returns, in milliseconds, how long each
+// took to be Judged and to be Ready.
+func (w *world) timePlugins(n int) (judged, ready []float64) {
+	created := map[string]time.Time{}
+	judgedAt := map[string]time.Time{}
+	readyAt := w.watchUntil(&smsv1.PluginList{}, n, func(o client.Object) bool {
+		p := o.(*smsv1.Plugin)
+		if _, ok := judgedAt[p.Name]; !ok && meta.FindStatusCondition(p.Status.Conditions, smsv1.ConditionJudged) != nil &&
+			p.Status.Verdict != nil {
+			judgedAt[p.Name] = time.Now()
+		}
+		return meta.IsStatusConditionTrue(p.Status.Conditions, smsv1.ConditionReady)
+	}, func() {
+		for i := range n {
+			name := fmt.Sprintf("p%03d", i)
+			w.plugin(w.admin, name, "agent."+name, quietCode)
+			created[name] = time.Now()
+		}
+	})
+	for name, at := range readyAt {
+		judged = append(judged, float64(judgedAt[name].Sub(created[name]).Microseconds())/1000)
+		ready = append(ready, float64(at.Sub(created[name]).Microseconds())/1000)
+	}
+	return judged, ready
+}
+
+// watchUntil watches list's kind in the world's namespace, runs act, and
+// returns when done(obj) first held for each of n objects, and when.
+func (w *world) watchUntil(list client.ObjectList, n int, done func(client.Object) bool, act func()) map[string]time.Time {
+	w.t.Helper()
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	w.must(err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	watcher, err := wc.Watch(ctx, list, client.InNamespace(w.ns))
+	w.must(err)
+	defer watcher.Stop()
+	act()
+	at := map[string]time.Time{}
+	for len(at) < n {
+		select {
+		case ev := <-watcher.ResultChan():
+			if ev.Type != watch.Added && ev.Type != watch.Modified {
+				continue
+			}
+			o := ev.Object.(client.Object)
+			if _, ok := at[o.GetName()]; !ok && done(o) {
+				at[o.GetName()] = time.Now()
+			}
+		case <-ctx.Done():
+			w.t.Fatalf("only %d of %d objects got there", len(at), n)
+		}
+	}
+	return at
+}
+
+// pct returns the p-th percentile of values.
+func pct(values []float64, p int) float64 {
+	s := slices.Clone(values)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[(len(s)-1)*p/100]
+}

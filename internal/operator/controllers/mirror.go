@@ -1,0 +1,244 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
+)
+
+// MirrorFieldOwner is the field manager the mirror applies agent-made
+// Plugins with.
+const MirrorFieldOwner = "sms-mirror"
+
+// Mirror keeps one Plugin object, labelled sms.dev/origin=agent, for every
+// agent plugin a kernel runs or holds for approval. For those Plugins the
+// kernel owns the spec: the mirror applies what the kernel has (server-side
+// apply, field owner sms-mirror) whenever it changes, and deletes the
+// Plugin when the kernel uninstalled the plugin. A person's edit of such a
+// spec is pushed to the kernel first (by the Plugin reconciler) and only
+// then mirrored back. Plugins from git (no origin label) are never
+// touched: there the spec owns the kernel.
+type Mirror struct {
+	*Deps
+}
+
+// kernelCopy is what a kernel holds of one agent plugin.
+type kernelCopy struct {
+	fiber   *kernel.FiberView
+	pending *judge.Approval // the newest submission waiting for a human
+}
+
+// source is the submission the Plugin's spec should show: the one waiting
+// for a human when there is one, else the installed one.
+func (c kernelCopy) hashVersion() (string, string) {
+	if c.pending != nil {
+		return c.pending.CodeHash, c.pending.Manifest.Version
+	}
+	return c.fiber.CodeHash, c.fiber.Version
+}
+
+func (c kernelCopy) enabled() bool { return c.fiber == nil || c.fiber.Enabled }
+
+// Sync mirrors the kernel's agent plugins into tenant t's namespace.
+func (m *Mirror) Sync(ctx context.Context, t *smsv1.Tenant, kc *adminv1.Client, s adminv1.State) error {
+	objs, err := m.pluginsOf(ctx, t.Namespace, indexPluginTenant, t.Name)
+	if err != nil {
+		return err
+	}
+	agent, git := map[string]*smsv1.Plugin{}, map[string]bool{}
+	for i := range objs {
+		p := &objs[i]
+		if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) {
+			agent[p.Spec.ID] = p
+		} else {
+			git[p.Spec.ID] = true
+		}
+	}
+	copies := map[string]kernelCopy{}
+	for i := range s.Fibers {
+		if f := &s.Fibers[i]; f.Trust == kernel.TrustAgent {
+			copies[f.ID] = kernelCopy{fiber: f}
+		}
+	}
+	for i := range s.Pending {
+		a := &s.Pending[i]
+		c := copies[a.PluginID]
+		if c.pending == nil || a.Requested.After(c.pending.Requested) {
+			c.pending = a
+		}
+		copies[a.PluginID] = c
+	}
+	sync := &tenantSync{Mirror: m, t: t, kc: kc}
+	for id, c := range copies {
+		if git[id] {
+			continue // git owns this plugin; the Plugin reconciler puts its spec back
+		}
+		if err := sync.mirror(ctx, agent[id], c); err != nil {
+			return err
+		}
+	}
+	for id, p := range agent {
+		if _, ok := copies[id]; !ok {
+			if err := m.gone(ctx, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// tenantSync is one Sync: the tenant and a client for its kernel.
+type tenantSync struct {
+	*Mirror
+	t  *smsv1.Tenant
+	kc *adminv1.Client
+}
+
+// mirror brings one agent-made Plugin (nil: none yet) in line with the
+// kernel's copy.
+func (m *tenantSync) mirror(ctx context.Context, p *smsv1.Plugin, c kernelCopy) error {
+	if p != nil && (!p.DeletionTimestamp.IsZero() || upToDate(p, c) || personEditPending(p, c)) {
+		return nil
+	}
+	t := m.t
+	jp, by, err := m.fetch(ctx, p, c)
+	if adminv1.IsNotFound(err) {
+		return nil // uninstalled meanwhile; the next event says so
+	}
+	if err != nil {
+		return err
+	}
+	obj, err := PluginObject(t, jp)
+	if err != nil {
+		return err
+	}
+	hash, _ := c.hashVersion()
+	enabled := c.enabled()
+	obj.Labels[smsv1.LabelOrigin] = string(smsv1.OriginAgent)
+	obj.Annotations = map[string]string{smsv1.AnnotationRequestedBy: by,
+		smsv1.AnnotationKernelSubmission: submissionKey(jp), smsv1.AnnotationKernelCode: hash,
+		smsv1.AnnotationKernelEnabled:   strconv.FormatBool(enabled),
+		smsv1.AnnotationKernelInstalled: strconv.FormatBool(c.fiber != nil)}
+	obj.Spec.Enabled = &enabled
+	if p != nil {
+		obj.ResourceVersion = p.ResourceVersion // apply onto what was read, or conflict and retry
+	}
+	//nolint:staticcheck // SA1019: typed objects are applied with the Apply patch until the API types ship apply configurations.
+	if err := m.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(MirrorFieldOwner), client.ForceOwnership); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil // a Plugin by that name appeared since the cache was read; the next sync sees it
+		}
+		return fmt.Errorf("mirror agent plugin %s: %w", jp.Manifest.ID, err)
+	}
+	if p == nil {
+		m.event(obj, false, "Mirrored", fmt.Sprintf("the agent defined %s in tenant %s", jp.Manifest.ID, t.Name))
+	} else {
+		m.event(obj, false, "Mirrored", fmt.Sprintf("the kernel's copy of %s changed: version %s (%s), enabled %t", jp.Manifest.ID, jp.Manifest.Version, shortHash(hash), enabled))
+	}
+	return nil
+}
+
+// fetch returns the kernel's copy's manifest and code and who asked for
+// it: a pending submission carries both; an installed one is exported.
+func (m *tenantSync) fetch(ctx context.Context, p *smsv1.Plugin, c kernelCopy) (judge.Plugin, string, error) {
+	by := "agent"
+	if p != nil && p.Annotations[smsv1.AnnotationRequestedBy] != "" {
+		by = p.Annotations[smsv1.AnnotationRequestedBy]
+	}
+	if c.pending != nil {
+		if c.pending.RequestedBy != "" {
+			by = c.pending.RequestedBy
+		}
+		return judge.Plugin{Manifest: c.pending.Manifest, Code: c.pending.Code}, by, nil
+	}
+	got, err := m.kc.Plugin(ctx, c.fiber.ID)
+	if err != nil {
+		return judge.Plugin{}, "", err
+	}
+	return judge.Plugin{Manifest: got.Manifest, Code: got.Code}, by, nil
+}
+
+// upToDate reports whether the Plugin already shows the kernel's copy.
+func upToDate(p *smsv1.Plugin, c kernelCopy) bool {
+	hash, version := c.hashVersion()
+	a := p.Annotations
+	return a[smsv1.AnnotationKernelCode] == hash && p.Spec.Version == version &&
+		a[smsv1.AnnotationKernelEnabled] == strconv.FormatBool(c.enabled()) &&
+		a[smsv1.AnnotationKernelInstalled] == strconv.FormatBool(c.fiber != nil) &&
+		a[smsv1.AnnotationKernelSubmission] != ""
+}
+
+// personEditPending reports whether a person changed the Plugin's spec
+// and the kernel has not seen the change yet: mirroring now would undo it.
+func personEditPending(p *smsv1.Plugin, c kernelCopy) bool {
+	edited, toggled := personEdited(p)
+	if edited && p.Status.Submission != specKey(p) {
+		return true
+	}
+	return toggled && (c.fiber == nil || c.fiber.Enabled != specEnabled(p))
+}
+
+// gone deletes an agent-made Plugin whose plugin the kernel uninstalled.
+// One the kernel never installed (it waited for a human and was denied)
+// stays, with its Approval, as the record of that decision.
+func (m *Mirror) gone(ctx context.Context, p *smsv1.Plugin) error {
+	if !p.DeletionTimestamp.IsZero() || p.Annotations[smsv1.AnnotationKernelInstalled] != "true" {
+		return nil
+	}
+	if err := m.Client.Delete(ctx, p, client.Preconditions{ResourceVersion: &p.ResourceVersion}); err != nil && !apierrors.IsNotFound(err) {
+		if apierrors.IsConflict(err) {
+			return nil // changed since it was read; the next sync looks again
+		}
+		return fmt.Errorf("delete uninstalled agent plugin %s: %w", p.Name, err)
+	}
+	m.event(p, false, "Uninstalled", "the kernel uninstalled "+p.Spec.ID)
+	return nil
+}
+
+// PluginObject returns a Plugin object (no status) for a kernel plugin of
+// tenant t, named <tenant>-<id> with dots and underscores turned into
+// dashes: the form `kubectl sms export` prints.
+func PluginObject(t *smsv1.Tenant, jp judge.Plugin) (*smsv1.Plugin, error) {
+	m := jp.Manifest
+	code := jp.Code
+	p := &smsv1.Plugin{
+		TypeMeta: metav1.TypeMeta{APIVersion: smsv1.GroupVersion.String(), Kind: "Plugin"},
+		ObjectMeta: metav1.ObjectMeta{Name: pluginName(t.Name, m.ID), Namespace: t.Namespace,
+			Labels: map[string]string{smsv1.LabelTenant: t.Name}},
+		Spec: smsv1.PluginSpec{TenantRef: corev1Ref(t.Name), ID: m.ID, Version: m.Version, Description: m.Description,
+			Inject: m.Inject, Optional: m.Optional, Provide: m.Provide, Scopes: m.Scopes, Points: m.Points, Code: &code},
+	}
+	if len(m.Contributes) > 0 {
+		p.Spec.Contributes = map[string][]apiextensionsv1.JSON{}
+		for point, items := range m.Contributes {
+			for _, item := range items {
+				raw, err := json.Marshal(item)
+				if err != nil {
+					return nil, fmt.Errorf("plugin %s: contributes[%s]: %w", m.ID, point, err)
+				}
+				p.Spec.Contributes[point] = append(p.Spec.Contributes[point], apiextensionsv1.JSON{Raw: raw})
+			}
+		}
+	}
+	return p, nil
+}
+
+func pluginName(tenant, id string) string {
+	name := tenant + "-" + strings.NewReplacer(".", "-", "_", "-").Replace(id)
+	if len(name) > 253 {
+		name = name[:253]
+	}
+	return strings.TrimRight(name, "-")
+}

@@ -1,0 +1,204 @@
+package controllers
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
+)
+
+// Watchers follow each ready kernel's event stream, one goroutine per
+// tenant, and wake what an event concerns: the Plugins standing for the
+// event's plugin, and the tenant (whose reconcile mirrors agent plugins).
+// A watcher that loses its stream reconnects with backoff and resumes
+// after the last event it saw; a hung kernel stalls only its own watcher.
+type Watchers struct {
+	d *Deps
+	// Idle is how long a silent stream is trusted; default
+	// adminv1.StreamIdle.
+	Idle time.Duration
+
+	plugins chan event.TypedGenericEvent[*smsv1.Plugin]
+	tenants chan event.TypedGenericEvent[*smsv1.Tenant]
+
+	base   context.Context
+	stop   context.CancelFunc
+	mu     sync.Mutex
+	active map[types.NamespacedName]*watcher
+}
+
+// watcher is one tenant's stream.
+type watcher struct {
+	endpoint, token string
+	cancel          context.CancelFunc
+	mu              sync.Mutex
+	after           int64
+	down            error // why the stream is not open; nil while it is
+}
+
+// NewWatchers returns the watchers; Start ties them to the manager.
+func NewWatchers(d *Deps) *Watchers {
+	base, stop := context.WithCancel(context.Background())
+	return &Watchers{d: d, base: base, stop: stop, active: map[types.NamespacedName]*watcher{},
+		plugins: make(chan event.TypedGenericEvent[*smsv1.Plugin], 1024),
+		tenants: make(chan event.TypedGenericEvent[*smsv1.Tenant], 1024)}
+}
+
+// Start waits for the manager to stop, then stops every watcher. It
+// implements manager.Runnable.
+func (w *Watchers) Start(ctx context.Context) error {
+	<-ctx.Done()
+	w.stop()
+	return nil
+}
+
+// Ensure follows t's kernel at endpoint with token, unless a watcher
+// already does. A watcher of another endpoint or token is replaced; one
+// for the same kernel resumes where the old one stopped.
+func (w *Watchers) Ensure(t *smsv1.Tenant, endpoint, token string) {
+	key := types.NamespacedName{Namespace: t.Namespace, Name: t.Name}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	old := w.active[key]
+	if old != nil && old.endpoint == endpoint && old.token == token {
+		return
+	}
+	ctx, cancel := context.WithCancel(w.base)
+	cur := &watcher{endpoint: endpoint, token: token, cancel: cancel}
+	if old != nil {
+		old.cancel()
+		if old.endpoint == endpoint {
+			cur.after = old.seen()
+		}
+	}
+	w.active[key] = cur
+	kc := adminv1.New(endpoint, token, w.d.HTTP)
+	go w.run(ctx, key, kc, cur)
+}
+
+// Stop ends the tenant's watcher, if any.
+func (w *Watchers) Stop(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if cur := w.active[key]; cur != nil {
+		cur.cancel()
+		delete(w.active, key)
+	}
+}
+
+// Down returns why the tenant's kernel event stream is not open, or nil
+// while it is (or before its first attempt). Callers fail fast on a down
+// kernel instead of holding a worker for a request's timeout; the
+// reconnect wakes everything of the tenant.
+func (w *Watchers) Down(key types.NamespacedName) error {
+	w.mu.Lock()
+	cur := w.active[key]
+	w.mu.Unlock()
+	if cur == nil {
+		return nil
+	}
+	cur.mu.Lock()
+	defer cur.mu.Unlock()
+	return cur.down
+}
+
+func (c *watcher) seen() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.after
+}
+
+// Backoff bounds of a watcher's reconnects.
+const (
+	minBackoff = 200 * time.Millisecond
+	maxBackoff = 30 * time.Second
+)
+
+// run follows the stream until ctx ends, reconnecting with backoff.
+func (w *Watchers) run(ctx context.Context, key types.NamespacedName, kc *adminv1.Client, cur *watcher) {
+	backoff := minBackoff
+	open := func() {
+		cur.mu.Lock()
+		wasDown := cur.down != nil
+		cur.down = nil
+		cur.mu.Unlock()
+		if wasDown {
+			w.wakeAll(ctx, key) // what failed fast while it was down tries again
+		}
+	}
+	for ctx.Err() == nil {
+		err := kc.Follow(ctx, adminv1.FollowOptions{After: cur.seen(), Idle: w.Idle, Open: open}, func(e kernel.Event) error {
+			cur.mu.Lock()
+			cur.after = e.Seq
+			cur.mu.Unlock()
+			backoff = minBackoff
+			return w.deliver(ctx, key, e)
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		cur.mu.Lock()
+		cur.down = err
+		cur.mu.Unlock()
+		log.FromContext(ctx).V(1).Info("Kernel event stream ended; reconnecting", "tenant", key, "error", err, "after", backoff)
+		w.wakeTenant(ctx, key) // its reconcile checks the kernel's health
+		jitter := time.Duration(rand.Int64N(int64(backoff) / 2))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff + jitter):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// deliver wakes the Plugins of the event's plugin and the tenant.
+func (w *Watchers) deliver(ctx context.Context, key types.NamespacedName, e kernel.Event) error {
+	if e.Plugin != "" {
+		plugins, err := w.d.pluginsOf(ctx, key.Namespace, indexPluginKernelID, kernelID(key.Name, e.Plugin))
+		if err != nil {
+			return err
+		}
+		for i := range plugins {
+			select {
+			case w.plugins <- event.TypedGenericEvent[*smsv1.Plugin]{Object: &plugins[i]}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	w.wakeTenant(ctx, key)
+	return nil
+}
+
+// wakeAll wakes every Plugin of the tenant.
+func (w *Watchers) wakeAll(ctx context.Context, key types.NamespacedName) {
+	plugins, err := w.d.pluginsOf(ctx, key.Namespace, indexPluginTenant, key.Name)
+	if err != nil {
+		return
+	}
+	for i := range plugins {
+		select {
+		case w.plugins <- event.TypedGenericEvent[*smsv1.Plugin]{Object: &plugins[i]}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (w *Watchers) wakeTenant(ctx context.Context, key types.NamespacedName) {
+	t := &smsv1.Tenant{}
+	t.Namespace, t.Name = key.Namespace, key.Name
+	select {
+	case w.tenants <- event.TypedGenericEvent[*smsv1.Tenant]{Object: t}:
+	case <-ctx.Done():
+	}
+}

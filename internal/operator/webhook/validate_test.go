@@ -1,0 +1,175 @@
+package webhook_test
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/operator/webhook"
+	"github.com/sms-baseline/sms/internal/testinfra/testenv"
+)
+
+// TestDecisionImmutable asks the validating webhook itself whether a
+// decision may change. Through the API server the CRD's CEL rule
+// ("decision is immutable once set") refuses such an update before
+// validating webhooks run, so the webhook's own check, which keeps the
+// guarantee should the rule go, is only reachable directly.
+//
+// Seen failing with the webhook's immutability check removed:
+// `bob_changes_Approved_to_Denied: got refusal "" (allowed true), want
+// "spec.decision is already \"Approved\"; a decision cannot change"`, while
+// TestApprovalDecidedBy, going through the API server, kept passing.
+func TestDecisionImmutable(t *testing.T) {
+	testenv.Need(t)
+	serve(t)
+	tests := []struct {
+		name     string
+		user     string
+		old, new smsv1.Decision
+		want     string
+	}{
+		{name: "bob changes Approved to Denied", user: "bob", old: smsv1.DecisionApproved, new: smsv1.DecisionDenied,
+			want: `spec.decision is already "Approved"; a decision cannot change`},
+		{name: "the operator clears a decision", user: operator, old: smsv1.DecisionDenied,
+			want: `spec.decision is already "Denied"; a decision cannot change`},
+		{name: "the operator keeps a decision", user: operator, old: smsv1.DecisionDenied, new: smsv1.DecisionDenied},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := newApproval("ns", "p", "alice")
+			old.Name = "a"
+			old.Spec.Decision = tt.old
+			approval := old.DeepCopy()
+			approval.Spec.Decision = tt.new
+			resp := review(t, webhook.PathValidateApproval, admissionv1.AdmissionRequest{
+				Operation: admissionv1.Update,
+				UserInfo:  authenticationv1.UserInfo{Username: tt.user},
+				Object:    raw(t, approval),
+				OldObject: raw(t, old),
+			})
+			var got string
+			if !resp.Allowed {
+				got = resp.Result.Message
+			}
+			if got != tt.want {
+				t.Errorf("got refusal %q (allowed %v), want %q", got, resp.Allowed, tt.want)
+			}
+		})
+	}
+}
+
+// review posts req, completed as an sms.dev/v1 Approval in namespace ns,
+// to the webhook server's path, as the API server does.
+func review(t *testing.T, path string, req admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	t.Helper()
+	req.UID = types.UID("review-" + t.Name())
+	req.Kind = metav1.GroupVersionKind(smsv1.GroupVersion.WithKind("Approval"))
+	req.Resource = metav1.GroupVersionResource(smsv1.GroupVersion.WithResource("approvals"))
+	req.Namespace, req.Name = "ns", "a"
+	body, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
+		Request:  &req,
+	})
+	must(t, err)
+	wo := env.WebhookInstallOptions
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(wo.LocalServingCAData)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	url := "https://" + net.JoinHostPort(wo.LocalServingHost, strconv.Itoa(wo.LocalServingPort)) + path
+	httpReq, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
+	must(t, err)
+	httpReq.Header.Set("Content-Type", "application/json")
+	httpResp, err := hc.Do(httpReq)
+	must(t, err)
+	defer func() { _ = httpResp.Body.Close() }()
+	var out admissionv1.AdmissionReview
+	must(t, json.NewDecoder(httpResp.Body).Decode(&out))
+	if out.Response == nil {
+		t.Fatalf("%s answered status %d with no response", path, httpResp.StatusCode)
+	}
+	return out.Response
+}
+
+func raw(t *testing.T, a *smsv1.Approval) runtime.RawExtension {
+	t.Helper()
+	a.APIVersion, a.Kind = smsv1.GroupVersion.String(), "Approval"
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(fmt.Errorf("encode approval: %w", err))
+	}
+	return runtime.RawExtension{Raw: b}
+}
+
+// TestApprovalStaysBound: nobody but the operator may repoint an Approval
+// at other code or another plugin, or rewrite who requested it (alice
+// could otherwise point pluginRef at a missing Plugin and approve her own
+// code). Seen failing with rebound always answering "": every case below
+// was allowed.
+func TestApprovalStaysBound(t *testing.T) {
+	testenv.Need(t)
+	serve(t)
+	for _, tt := range []struct {
+		field  string
+		user   string
+		change func(*smsv1.Approval)
+		want   string
+	}{
+		{"pluginRef", "alice", func(a *smsv1.Approval) { a.Spec.PluginRef.Name = "missing" }, "spec.pluginRef cannot change"},
+		{"codeHash", "bob", func(a *smsv1.Approval) { a.Spec.CodeHash = "sha256:other" }, "spec.codeHash cannot change"},
+		{"requestedBy", "alice", func(a *smsv1.Approval) { a.Spec.RequestedBy = "carol" }, "spec.requestedBy cannot change"},
+		{"message", "bob", func(a *smsv1.Approval) { a.Spec.Message = "looks fine" }, ""},
+		{"operator", operator, func(a *smsv1.Approval) { a.Spec.KernelApprovalID = "x" }, ""},
+	} {
+		t.Run(tt.field, func(t *testing.T) {
+			old := newApproval("ns", "p", "alice")
+			old.Name = "a"
+			approval := old.DeepCopy()
+			tt.change(approval)
+			resp := review(t, webhook.PathValidateApproval, admissionv1.AdmissionRequest{
+				Operation: admissionv1.Update, UserInfo: authenticationv1.UserInfo{Username: tt.user},
+				Object: raw(t, approval), OldObject: raw(t, old),
+			})
+			var got string
+			if !resp.Allowed {
+				got = resp.Result.Message
+			}
+			if (tt.want == "") != resp.Allowed || (tt.want != "" && !bytes.Contains([]byte(got), []byte(tt.want))) {
+				t.Errorf("got refusal %q (allowed %v), want %q", got, resp.Allowed, tt.want)
+			}
+		})
+	}
+}
+
+// TestSystemPluginsRefused: spec.systemPlugins selects nothing yet, so the
+// API server refuses a Tenant that sets it instead of storing a field the
+// operator would ignore. Without the CRD's CEL rule the create succeeded.
+func TestSystemPluginsRefused(t *testing.T) {
+	testenv.Need(t)
+	tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "with-system-plugins", Namespace: "default"},
+		Spec: smsv1.TenantSpec{SystemPlugins: []string{"metrics"}}}
+	err := env.Client.Create(t.Context(), tenant)
+	if err == nil {
+		_ = env.Client.Delete(t.Context(), tenant)
+		t.Fatal("a Tenant with spec.systemPlugins was accepted")
+	}
+	if !strings.Contains(err.Error(), "spec.systemPlugins is not supported yet") {
+		t.Fatalf("refusal does not name the field: %v", err)
+	}
+	tenant.Spec.SystemPlugins = nil
+	must(t, env.Client.Create(t.Context(), tenant))
+	must(t, env.Client.Delete(t.Context(), tenant))
+}
