@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/judge"
@@ -132,14 +133,7 @@ func (m *tenantSync) mirror(ctx context.Context, p *smsv1.Plugin, c kernelCopy) 
 		smsv1.AnnotationKernelEnabled:   strconv.FormatBool(enabled),
 		smsv1.AnnotationKernelInstalled: strconv.FormatBool(c.fiber != nil)}
 	obj.Spec.Enabled = &enabled
-	if p != nil {
-		obj.ResourceVersion = p.ResourceVersion // apply onto what was read, or conflict and retry
-	}
-	//nolint:staticcheck // SA1019: typed objects are applied with the Apply patch until the API types ship apply configurations.
-	if err := m.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(MirrorFieldOwner), client.ForceOwnership); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return nil // a Plugin by that name appeared since the cache was read; the next sync sees it
-		}
+	if err := m.write(ctx, p, obj); err != nil {
 		return fmt.Errorf("mirror agent plugin %s: %w", jp.Manifest.ID, err)
 	}
 	if p == nil {
@@ -148,6 +142,24 @@ func (m *tenantSync) mirror(ctx context.Context, p *smsv1.Plugin, c kernelCopy) 
 		m.event(obj, false, "Mirrored", fmt.Sprintf("the kernel's copy of %s changed: version %s (%s), enabled %t", jp.Manifest.ID, jp.Manifest.Version, shortHash(hash), enabled))
 	}
 	return nil
+}
+
+// write creates the Plugin when there is none (a create never takes over
+// an object someone else made under that name), else applies the
+// kernel's copy onto the version that was read: a Plugin changed since
+// is a conflict, and the next sync reads it again.
+func (m *tenantSync) write(ctx context.Context, p, obj *smsv1.Plugin) error {
+	if p == nil {
+		err := m.Client.Create(ctx, obj, client.FieldOwner(MirrorFieldOwner))
+		if apierrors.IsAlreadyExists(err) {
+			log.FromContext(ctx).Info("A Plugin with the mirrored plugin's name exists; not mirrored", "plugin", obj.Name)
+			return nil
+		}
+		return err
+	}
+	obj.ResourceVersion = p.ResourceVersion
+	//nolint:staticcheck // SA1019: typed objects are applied with the Apply patch until the API types ship apply configurations.
+	return m.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(MirrorFieldOwner), client.ForceOwnership)
 }
 
 // fetch returns the kernel's copy's manifest and code and who asked for

@@ -249,3 +249,26 @@ func TestPersonWinsOverAgentPlugin(t *testing.T) {
 	w.fiberIs("acme", "agent.notes", "2", false)
 	w.waitSpec(name, "version 2 kept", func(p *smsv1.Plugin) bool { return p.Spec.Version == "2" && *p.Spec.Code == notesCode("2") })
 }
+
+// The mirror never takes over a Plugin it did not make: when the name it
+// would give an agent plugin is taken by a person's Plugin (for another
+// id), that Plugin keeps its spec and the agent plugin is not mirrored.
+// Two layers keep it: the mirror creates rather than applies a Plugin it
+// has none of, and the CRD keeps spec.id immutable. Seen failing with both
+// removed (the person's Plugin was rewritten to agent.notes); with only the
+// create gone, the failed apply aborted the tenant's mirror pass instead.
+func TestMirrorTakesNoNameOver(t *testing.T) {
+	testenv.Need(t)
+	w := newWorld(t)
+	w.tenant("acme", smsv1.TenantJudge{})
+	w.plugin(w.admin, "acme-agent-notes", "agent.mine", quietCode)
+	w.waitPlugin("acme-agent-notes", map[string]bool{smsv1.ConditionReady: true})
+	_, err := w.kernel("acme").Submit(context.Background(), judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
+	w.must(err)
+	time.Sleep(2 * time.Second) // the mirror's turn, through the event stream
+	var p smsv1.Plugin
+	w.must(w.admin.Get(context.Background(), w.key("acme-agent-notes"), &p))
+	if p.Spec.ID != "agent.mine" || p.Labels[smsv1.LabelOrigin] != "" {
+		t.Fatalf("the person's Plugin became %s (origin %q)", p.Spec.ID, p.Labels[smsv1.LabelOrigin])
+	}
+}
