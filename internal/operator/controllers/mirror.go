@@ -3,7 +3,9 @@ package controllers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -19,14 +21,14 @@ import (
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
-// MirrorFieldOwner is the field manager the mirror applies agent-made
+// MirrorFieldOwner is the field manager the mirror writes agent-made
 // Plugins with.
 const MirrorFieldOwner = "sms-mirror"
 
 // Mirror keeps one Plugin object, labelled sms.dev/origin=agent, for every
 // agent plugin a kernel runs or holds for approval. For those Plugins the
-// kernel owns the spec: the mirror applies what the kernel has (server-side
-// apply, field owner sms-mirror) whenever it changes, and deletes the
+// kernel owns the spec: the mirror writes what the kernel has (field
+// owner sms-mirror, onto the version it read) whenever it changes, and deletes the
 // Plugin when the kernel uninstalled the plugin. A person's edit of such a
 // spec is pushed to the kernel first (by the Plugin reconciler) and only
 // then mirrored back. Plugins from git (no origin label) are never
@@ -81,23 +83,24 @@ func (m *Mirror) Sync(ctx context.Context, t *smsv1.Tenant, kc *adminv1.Client, 
 		}
 		copies[a.PluginID] = c
 	}
+	// One plugin that fails to mirror holds up no other: the errors are
+	// joined, and a conflict (the cache was behind) is left to the next sync.
 	sync := &tenantSync{Mirror: m, t: t, kc: kc}
+	var errs []error
 	for id, c := range copies {
 		if git[id] {
 			continue // git owns this plugin; the Plugin reconciler puts its spec back
 		}
-		if err := sync.mirror(ctx, agent[id], c); err != nil {
-			return err
+		if err := sync.mirror(ctx, agent[id], c); err != nil && !apierrors.IsConflict(err) {
+			errs = append(errs, err)
 		}
 	}
 	for id, p := range agent {
 		if _, ok := copies[id]; !ok {
-			if err := m.gone(ctx, p); err != nil {
-				return err
-			}
+			errs = append(errs, m.gone(ctx, p))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // tenantSync is one Sync: the tenant and a client for its kernel.
@@ -126,13 +129,18 @@ func (m *tenantSync) mirror(ctx context.Context, p *smsv1.Plugin, c kernelCopy) 
 		return err
 	}
 	hash, _ := c.hashVersion()
-	enabled := c.enabled()
+	enabled, want := c.enabled(), c.enabled()
+	if p != nil && c.fiber == nil {
+		if _, toggled := personEdited(p); toggled {
+			want = specEnabled(p) // a person's toggle waits for a fiber to apply to
+		}
+	}
 	obj.Labels[smsv1.LabelOrigin] = string(smsv1.OriginAgent)
 	obj.Annotations = map[string]string{smsv1.AnnotationRequestedBy: by,
 		smsv1.AnnotationKernelSubmission: submissionKey(jp), smsv1.AnnotationKernelCode: hash,
 		smsv1.AnnotationKernelEnabled:   strconv.FormatBool(enabled),
 		smsv1.AnnotationKernelInstalled: strconv.FormatBool(c.fiber != nil)}
-	obj.Spec.Enabled = &enabled
+	obj.Spec.Enabled = &want
 	if err := m.write(ctx, p, obj); err != nil {
 		return fmt.Errorf("mirror agent plugin %s: %w", jp.Manifest.ID, err)
 	}
@@ -145,9 +153,11 @@ func (m *tenantSync) mirror(ctx context.Context, p *smsv1.Plugin, c kernelCopy) 
 }
 
 // write creates the Plugin when there is none (a create never takes over
-// an object someone else made under that name), else applies the
-// kernel's copy onto the version that was read: a Plugin changed since
-// is a conflict, and the next sync reads it again.
+// an object someone else made under that name), else replaces its whole
+// spec with the kernel's copy, onto the version that was read: a field the
+// kernel's copy no longer has goes, and a Plugin changed since is a
+// conflict the next sync reads again. (A server-side apply would keep
+// fields another field owner, even the create, still owns.)
 func (m *tenantSync) write(ctx context.Context, p, obj *smsv1.Plugin) error {
 	if p == nil {
 		err := m.Client.Create(ctx, obj, client.FieldOwner(MirrorFieldOwner))
@@ -157,9 +167,20 @@ func (m *tenantSync) write(ctx context.Context, p, obj *smsv1.Plugin) error {
 		}
 		return err
 	}
-	obj.ResourceVersion = p.ResourceVersion
-	//nolint:staticcheck // SA1019: typed objects are applied with the Apply patch until the API types ship apply configurations.
-	return m.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(MirrorFieldOwner), client.ForceOwnership)
+	next := p.DeepCopy()
+	next.Spec = obj.Spec
+	next.Labels = k8sMerge(next.Labels, obj.Labels)
+	next.Annotations = k8sMerge(next.Annotations, obj.Annotations)
+	return m.Client.Update(ctx, next, client.FieldOwner(MirrorFieldOwner))
+}
+
+// k8sMerge sets want's keys in have.
+func k8sMerge(have, want map[string]string) map[string]string {
+	if have == nil {
+		have = map[string]string{}
+	}
+	maps.Copy(have, want)
+	return have
 }
 
 // fetch returns the kernel's copy's manifest and code and who asked for
@@ -182,10 +203,14 @@ func (m *tenantSync) fetch(ctx context.Context, p *smsv1.Plugin, c kernelCopy) (
 	return judge.Plugin{Manifest: got.Manifest, Code: got.Code}, by, nil
 }
 
-// upToDate reports whether the Plugin already shows the kernel's copy.
+// upToDate reports whether the Plugin already shows the kernel's copy:
+// the annotations describe it and the spec is what they describe.
 func upToDate(p *smsv1.Plugin, c kernelCopy) bool {
 	hash, version := c.hashVersion()
 	a := p.Annotations
+	if edited, toggled := personEdited(p); edited || toggled {
+		return false
+	}
 	return a[smsv1.AnnotationKernelCode] == hash && p.Spec.Version == version &&
 		a[smsv1.AnnotationKernelEnabled] == strconv.FormatBool(c.enabled()) &&
 		a[smsv1.AnnotationKernelInstalled] == strconv.FormatBool(c.fiber != nil) &&
@@ -199,7 +224,7 @@ func personEditPending(p *smsv1.Plugin, c kernelCopy) bool {
 	if edited && p.Status.Submission != specKey(p) {
 		return true
 	}
-	return toggled && (c.fiber == nil || c.fiber.Enabled != specEnabled(p))
+	return toggled && c.fiber != nil && c.fiber.Enabled != specEnabled(p)
 }
 
 // gone deletes an agent-made Plugin whose plugin the kernel uninstalled.
@@ -235,6 +260,7 @@ func PluginObject(t *smsv1.Tenant, jp judge.Plugin) (*smsv1.Plugin, error) {
 	if len(m.Contributes) > 0 {
 		p.Spec.Contributes = map[string][]apiextensionsv1.JSON{}
 		for point, items := range m.Contributes {
+			p.Spec.Contributes[point] = []apiextensionsv1.JSON{} // an empty list still declares the point
 			for _, item := range items {
 				raw, err := json.Marshal(item)
 				if err != nil {

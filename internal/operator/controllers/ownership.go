@@ -12,7 +12,7 @@ import (
 //   - origin git (no sms.dev/origin label): the spec. The Plugin
 //     reconciler submits it and makes the kernel's enabled state follow
 //     it; whatever the agent does to that plugin id is put back.
-//   - origin agent: the kernel. The mirror applies the kernel's copy to
+//   - origin agent: the kernel. The mirror writes the kernel's copy as
 //     the spec under field owner sms-mirror, with annotations saying what
 //     it copied. A spec that differs from them was edited by a person:
 //     the Plugin reconciler pushes that edit to the kernel (the person

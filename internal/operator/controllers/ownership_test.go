@@ -125,12 +125,18 @@ func enabledIs(want bool) func(*smsv1.Plugin) bool {
 // object within seconds, and stays: several reconciles and an operator
 // restart later the kernel still runs what the agent made it run. Seen
 // failing with the mirror only creating Plugins: the spec stayed at
-// version 1, and the next reconcile submitted version 1 again.
+// version 1, and the next reconcile submitted version 1 again; and with the
+// mirror's updates a server-side apply after a create: version 1's
+// description stayed in the spec, and version 2 was resubmitted with it.
 func TestAgentChangesStay(t *testing.T) {
 	testenv.Need(t)
 	w := newWorld(t)
 	define := func(version string) map[string]any {
-		return map[string]any{"manifest": map[string]any{"id": "agent.notes", "version": version}, "code": notesCode(version)}
+		m := map[string]any{"id": "agent.notes", "version": version}
+		if version == "1" {
+			m["description"] = "first notes" // version 2 drops it
+		}
+		return map[string]any{"manifest": m, "code": notesCode(version)}
 	}
 	id := map[string]any{"id": "agent.notes"}
 	turns := func(calls ...[]any) []any {
@@ -149,7 +155,9 @@ func TestAgentChangesStay(t *testing.T) {
 	w.waitPlugin(name, map[string]bool{smsv1.ConditionReady: true})
 
 	w.say(chat, "ship version 2")
-	w.waitSpec(name, "version 2", func(p *smsv1.Plugin) bool { return p.Spec.Version == "2" && *p.Spec.Code == notesCode("2") })
+	w.waitSpec(name, "version 2, without version 1's description", func(p *smsv1.Plugin) bool {
+		return p.Spec.Version == "2" && *p.Spec.Code == notesCode("2") && p.Spec.Description == ""
+	})
 	w.waitPlugin(name, map[string]bool{smsv1.ConditionReady: true})
 	w.poke(name)
 	w.setScript("acme", turns(disable, enable, uninstall))
@@ -271,4 +279,41 @@ func TestMirrorTakesNoNameOver(t *testing.T) {
 	if p.Spec.ID != "agent.mine" || p.Labels[smsv1.LabelOrigin] != "" {
 		t.Fatalf("the person's Plugin became %s (origin %q)", p.Spec.ID, p.Labels[smsv1.LabelOrigin])
 	}
+}
+
+// A person's disable applies to the version the kernel runs even while a
+// newer agent version waits for approval, and stays after that version is
+// denied. Seen failing with the toggle made only when the spec's own code
+// was mounted: the kernel kept running version 1 enabled for good.
+func TestPersonDisablesWhileNewVersionWaits(t *testing.T) {
+	testenv.Need(t)
+	w := newWorld(t)
+	w.tenant("acme", smsv1.TenantJudge{})
+	alice, bob := w.user("alice", false), w.user("bob", true)
+	ctx := context.Background()
+	kc := w.kernel("acme")
+	_, err := kc.Submit(ctx, judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
+	w.must(err)
+	const name = "acme-agent-notes"
+	w.waitPlugin(name, map[string]bool{smsv1.ConditionReady: true})
+	_, err = kc.Submit(ctx, judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "2", Points: []string{"route"}}, Code: routeCode}, "agent")
+	w.must(err)
+	p := w.waitSpec(name, "version 2 waits", func(p *smsv1.Plugin) bool { return p.Spec.Version == "2" && p.Status.ApprovalRef != nil })
+
+	var cur smsv1.Plugin
+	w.must(alice.Get(ctx, w.key(name), &cur))
+	patch := client.MergeFrom(cur.DeepCopy())
+	off := false
+	cur.Spec.Enabled = &off
+	w.must(alice.Patch(ctx, &cur, patch))
+	w.eventually("the kernel disabled version 1", func() error {
+		s, err := kc.PluginStatus(ctx, "agent.notes")
+		if err != nil || s.Fiber == nil || s.Fiber.Version != "1" || s.Fiber.Enabled {
+			return fmt.Errorf("fiber %+v, %w", s.Fiber, err)
+		}
+		return nil
+	})
+	w.must(w.decide(bob, p.Status.ApprovalRef.Name, smsv1.DecisionDenied))
+	w.poke(name)
+	w.fiberIs("acme", "agent.notes", "1", false)
 }

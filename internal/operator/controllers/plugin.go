@@ -108,6 +108,16 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	edited, toggled := personEdited(p)
+	if toggled && fiberOf(rn.view).ID != "" {
+		// A person's enabled applies to whatever the kernel runs, whatever
+		// the verdict on the spec's code.
+		f, err := r.toggle(ctx, rn.kc, p, fiberOf(rn.view))
+		if err != nil {
+			return ctrl.Result{}, r.unreachable(p, err)
+		}
+		rn.view.Fiber = &f
+	}
 	existing, err := r.approvalOf(ctx, p, rn.hash)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -123,8 +133,7 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 	p.Status.CodeHash, p.Status.Submission = rn.hash, rn.key
 	p.Status.Verdict = &smsv1.Verdict{Result: string(v.Status), Gate: v.Gate, Message: v.Reason}
 	fiber := fiberOf(rn.view)
-	edited, toggled := personEdited(p)
-	if v.Status == judge.StatusMounted && (p.Labels[smsv1.LabelOrigin] != string(smsv1.OriginAgent) || edited || toggled) {
+	if v.Status == judge.StatusMounted && (p.Labels[smsv1.LabelOrigin] != string(smsv1.OriginAgent) || edited) {
 		if fiber, err = r.toggle(ctx, rn.kc, p, fiber); err != nil {
 			return ctrl.Result{}, r.unreachable(p, err)
 		}
@@ -166,7 +175,10 @@ func (r *PluginReconciler) begin(ctx context.Context, p *smsv1.Plugin) (*run, er
 func (r *PluginReconciler) verdict(ctx context.Context, rn *run) (judge.Verdict, bool, error) {
 	p := rn.p
 	edited, _ := personEdited(p)
-	if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) && !edited {
+	// An agent-made Plugin shows what the kernel holds unless a person's
+	// edit is still to be submitted: one the kernel already judged is never
+	// submitted again, or it would undo what the agent did since.
+	if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) && (!edited || p.Status.Submission == rn.key) {
 		v, known := observedVerdict(p, rn.view, rn.hash)
 		return v, known, nil
 	}
@@ -332,6 +344,7 @@ func manifestOf(p *smsv1.Plugin) (kernel.Manifest, error) {
 	if len(p.Spec.Contributes) > 0 {
 		m.Contributes = map[string][]any{}
 		for point, items := range p.Spec.Contributes {
+			m.Contributes[point] = []any{} // an empty list still declares the point
 			for _, item := range items {
 				var v any
 				if err := json.Unmarshal(item.Raw, &v); err != nil {

@@ -136,11 +136,14 @@ func (w *Watchers) run(ctx context.Context, key types.NamespacedName, kc *adminv
 	}
 	for ctx.Err() == nil {
 		err := kc.Follow(ctx, adminv1.FollowOptions{After: cur.seen(), Idle: w.Idle, Open: open}, func(e kernel.Event) error {
+			if err := w.deliver(ctx, key, e); err != nil {
+				return err // resume at this event, not after it
+			}
 			cur.mu.Lock()
 			cur.after = e.Seq
 			cur.mu.Unlock()
 			backoff = minBackoff
-			return w.deliver(ctx, key, e)
+			return nil
 		})
 		if ctx.Err() != nil {
 			return
