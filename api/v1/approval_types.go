@@ -85,3 +85,13 @@ type ApprovalList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Approval `json:"items"`
 }
+
+// IsRequester reports whether user asked for the code approval a is
+// about: as the Approval's spec.requestedBy, or as the sms.dev/requested-by
+// annotation the webhook stamps on Plugin p. Under a tenant's
+// forbidSelfApproval, a requester may not approve; both the webhook (when
+// the decision is made) and the operator (when it is carried to the
+// kernel) ask this.
+func IsRequester(user string, a *Approval, p *Plugin) bool {
+	return user != "" && (user == a.Spec.RequestedBy || user == p.Annotations[AnnotationRequestedBy])
+}

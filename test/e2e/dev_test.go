@@ -21,16 +21,7 @@ import (
 // restores it all. The script fails on the first unmet expectation; with
 // the lock's flock removed it failed here at the second manager dev.
 func TestDevDemo(t *testing.T) {
-	if _, err := envtestbin.Assets(); err != nil {
-		if testenv.Skipping() {
-			t.Skipf("%s=1: %v", testenv.SkipVariable, err)
-		}
-		t.Fatalf("%v (set %s=1 to skip)", err, testenv.SkipVariable)
-	}
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Fatal("the demo needs the kubectl binary on PATH:", err)
-	}
+	kubectl := devTools(t)
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "kubectl-sms"), "../../cmd/kubectl-sms")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -58,16 +49,7 @@ func TestDevDemo(t *testing.T) {
 // Ready. Seen failing when manager dev looked for the repository's root
 // ("run manager dev inside the repository").
 func TestDevRunsOutsideACheckout(t *testing.T) {
-	if _, err := envtestbin.Assets(); err != nil {
-		if testenv.Skipping() {
-			t.Skipf("%s=1: %v", testenv.SkipVariable, err)
-		}
-		t.Fatalf("%v (set %s=1 to skip)", err, testenv.SkipVariable)
-	}
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Fatal("the test needs the kubectl binary on PATH:", err)
-	}
+	kubectl := devTools(t)
 	elsewhere := t.TempDir()
 	state := filepath.Join(elsewhere, "state")
 	var out syncBuffer
@@ -104,6 +86,24 @@ func TestDevRunsOutsideACheckout(t *testing.T) {
 	}
 	kc("apply", "-f", sample)
 	kc("wait", "--for=condition=Ready", "tenant/demo", "--timeout=90s")
+}
+
+// devTools checks for what manager dev and its tests need, the envtest
+// binaries and kubectl, and returns kubectl's path. Without the binaries
+// the test fails, or skips under SMS_SKIP_ENVTEST=1.
+func devTools(t *testing.T) string {
+	t.Helper()
+	if _, err := envtestbin.Assets(); err != nil {
+		if testenv.Skipping() {
+			t.Skipf("%s=1: %v", testenv.SkipVariable, err)
+		}
+		t.Fatalf("%v (set %s=1 to skip)", err, testenv.SkipVariable)
+	}
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatal("the test needs the kubectl binary on PATH:", err)
+	}
+	return kubectl
 }
 
 // syncBuffer is a bytes.Buffer safe for a process's writes and the test's

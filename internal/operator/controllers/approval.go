@@ -140,7 +140,7 @@ func selfApproval(a *smsv1.Approval, p *smsv1.Plugin, t *smsv1.Tenant) string {
 	if a.Spec.Decision != smsv1.DecisionApproved || !t.Spec.Judge.ForbidSelfApproval || by == "" {
 		return ""
 	}
-	if by != p.Annotations[smsv1.AnnotationRequestedBy] && by != a.Spec.RequestedBy {
+	if !smsv1.IsRequester(by, a, p) {
 		return ""
 	}
 	return fmt.Sprintf("%s approved plugin %s, which %s requested: tenant %s forbids self-approval; someone else must approve",

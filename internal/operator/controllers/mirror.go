@@ -113,8 +113,12 @@ type tenantSync struct {
 // mirror brings one agent-made Plugin (nil: none yet) in line with the
 // kernel's copy.
 func (m *tenantSync) mirror(ctx context.Context, p *smsv1.Plugin, c kernelCopy) error {
-	if p != nil && (!p.DeletionTimestamp.IsZero() || upToDate(p, c) || personEditPending(p, c)) {
-		return nil
+	var e edits
+	if p != nil {
+		e = personEdits(p, specKey(p))
+		if !p.DeletionTimestamp.IsZero() || upToDate(p, c, e) || personEditPending(p, c, e) {
+			return nil
+		}
 	}
 	t := m.t
 	jp, by, err := m.fetch(ctx, p, c)
@@ -130,10 +134,8 @@ func (m *tenantSync) mirror(ctx context.Context, p *smsv1.Plugin, c kernelCopy) 
 	}
 	hash, _ := c.hashVersion()
 	enabled, want := c.enabled(), c.enabled()
-	if p != nil && c.fiber == nil {
-		if _, toggled := personEdited(p); toggled {
-			want = specEnabled(p) // a person's toggle waits for a fiber to apply to
-		}
+	if e.toggled && c.fiber == nil {
+		want = specEnabled(p) // a person's toggle waits for a fiber to apply to
 	}
 	obj.Labels[smsv1.LabelOrigin] = string(smsv1.OriginAgent)
 	obj.Annotations = map[string]string{smsv1.AnnotationRequestedBy: by,
@@ -205,10 +207,10 @@ func (m *tenantSync) fetch(ctx context.Context, p *smsv1.Plugin, c kernelCopy) (
 
 // upToDate reports whether the Plugin already shows the kernel's copy:
 // the annotations describe it and the spec is what they describe.
-func upToDate(p *smsv1.Plugin, c kernelCopy) bool {
+func upToDate(p *smsv1.Plugin, c kernelCopy, e edits) bool {
 	hash, version := c.hashVersion()
 	a := p.Annotations
-	if edited, toggled := personEdited(p); edited || toggled {
+	if e.edited || e.toggled {
 		return false
 	}
 	return a[smsv1.AnnotationKernelCode] == hash && p.Spec.Version == version &&
@@ -219,12 +221,11 @@ func upToDate(p *smsv1.Plugin, c kernelCopy) bool {
 
 // personEditPending reports whether a person changed the Plugin's spec
 // and the kernel has not seen the change yet: mirroring now would undo it.
-func personEditPending(p *smsv1.Plugin, c kernelCopy) bool {
-	edited, toggled := personEdited(p)
-	if edited && p.Status.Submission != specKey(p) {
+func personEditPending(p *smsv1.Plugin, c kernelCopy, e edits) bool {
+	if e.edited && p.Status.Submission != specKey(p) {
 		return true
 	}
-	return toggled && c.fiber != nil && c.fiber.Enabled != specEnabled(p)
+	return e.toggled && c.fiber != nil && c.fiber.Enabled != specEnabled(p)
 }
 
 // gone deletes an agent-made Plugin whose plugin the kernel uninstalled.

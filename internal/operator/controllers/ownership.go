@@ -19,18 +19,21 @@ import (
 //     wins, and an Event and the kernel's log record who), and the mirror
 //     waits until the kernel has it before mirroring again.
 
-// personEdited reports whether a person changed an agent-made Plugin's
-// spec since the mirror last wrote it: its manifest or code (edited) and
-// its enabled field (toggled). A Plugin the mirror never annotated has no
-// person's edit to push.
-func personEdited(p *smsv1.Plugin) (edited, toggled bool) {
+// edits are a person's changes to an agent-made Plugin's spec since the
+// mirror last wrote it: its manifest or code (edited) and its enabled
+// field (toggled).
+type edits struct{ edited, toggled bool }
+
+// personEdits compares an agent-made Plugin's spec, whose submission key
+// is key, with what the mirror last wrote. A Plugin from git, or one the
+// mirror never annotated, has no person's edit to push.
+func personEdits(p *smsv1.Plugin, key string) edits {
 	a := p.Annotations
 	if p.Labels[smsv1.LabelOrigin] != string(smsv1.OriginAgent) || a[smsv1.AnnotationKernelSubmission] == "" {
-		return false, false
+		return edits{}
 	}
-	edited = specKey(p) != a[smsv1.AnnotationKernelSubmission]
-	toggled = strconv.FormatBool(specEnabled(p)) != a[smsv1.AnnotationKernelEnabled]
-	return edited, toggled
+	return edits{edited: key != a[smsv1.AnnotationKernelSubmission],
+		toggled: strconv.FormatBool(specEnabled(p)) != a[smsv1.AnnotationKernelEnabled]}
 }
 
 // specKey is the submission key of the Plugin's inline spec; a spec whose

@@ -97,6 +97,8 @@ type run struct {
 	plug      judge.Plugin
 	hash, key string
 	view      adminv1.PluginStatus
+	// edits are a person's changes to an agent-made spec.
+	edits edits
 }
 
 // reconcile submits the plugin when its spec owns the kernel's copy and
@@ -108,8 +110,7 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	edited, toggled := personEdited(p)
-	if toggled && fiberOf(rn.view).ID != "" {
+	if rn.edits.toggled && fiberOf(rn.view).ID != "" {
 		// A person's enabled applies to whatever the kernel runs, whatever
 		// the verdict on the spec's code.
 		f, err := r.toggle(ctx, rn.kc, p, fiberOf(rn.view))
@@ -133,7 +134,7 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 	p.Status.CodeHash, p.Status.Submission = rn.hash, rn.key
 	p.Status.Verdict = &smsv1.Verdict{Result: string(v.Status), Gate: v.Gate, Message: v.Reason}
 	fiber := fiberOf(rn.view)
-	if v.Status == judge.StatusMounted && (p.Labels[smsv1.LabelOrigin] != string(smsv1.OriginAgent) || edited) {
+	if v.Status == judge.StatusMounted && (p.Labels[smsv1.LabelOrigin] != string(smsv1.OriginAgent) || rn.edits.edited) {
 		if fiber, err = r.toggle(ctx, rn.kc, p, fiber); err != nil {
 			return ctrl.Result{}, r.unreachable(p, err)
 		}
@@ -162,6 +163,7 @@ func (r *PluginReconciler) begin(ctx context.Context, p *smsv1.Plugin) (*run, er
 		return nil, err
 	}
 	rn := &run{kc: kc, p: p, plug: plug, hash: kernel.HashCode([]byte(plug.Code)), key: submissionKey(plug)}
+	rn.edits = personEdits(p, rn.key)
 	if rn.view, err = r.view(ctx, kc, p.Spec.ID); err != nil {
 		return nil, r.unreachable(p, err)
 	}
@@ -173,8 +175,7 @@ func (r *PluginReconciler) begin(ctx context.Context, p *smsv1.Plugin) (*run, er
 // the kernel holds something else); any other is submitted unless the
 // kernel already judged this exact submission.
 func (r *PluginReconciler) verdict(ctx context.Context, rn *run) (judge.Verdict, bool, error) {
-	p := rn.p
-	edited, _ := personEdited(p)
+	p, edited := rn.p, rn.edits.edited
 	// An agent-made Plugin shows what the kernel holds unless a person's
 	// edit is still to be submitted: one the kernel already judged is never
 	// submitted again, or it would undo what the agent did since.
@@ -246,19 +247,15 @@ func knownVerdict(p *smsv1.Plugin, s adminv1.PluginStatus, hash, key string) (ju
 	if p.Status.Submission != key {
 		return judge.Verdict{}, false
 	}
-	base := judge.Verdict{PluginID: p.Spec.ID, Version: p.Spec.Version, CodeHash: hash}
-	if f := fiberOf(s); f.ID != "" && f.CodeHash == hash {
-		base.Status, base.Gate = judge.StatusMounted, judge.GateMount
-		return base, true
-	}
-	if a := pendingFor(s, p.Spec.ID, hash); a != nil {
-		base.Status, base.Gate, base.ApprovalID = judge.StatusPending, judge.GatePolicy, a.ID
-		base.Reason = p.Status.Verdict.Message
-		return base, true
+	if v, ok := observedVerdict(p, s, hash); ok {
+		if v.Status == judge.StatusPending && p.Status.Verdict != nil {
+			v.Reason = p.Status.Verdict.Message // the judge's own words, from the submission
+		}
+		return v, true
 	}
 	if v := p.Status.Verdict; v != nil && v.Result == string(judge.StatusRejected) {
-		base.Status, base.Gate, base.Reason = judge.StatusRejected, v.Gate, v.Message
-		return base, true
+		return judge.Verdict{PluginID: p.Spec.ID, Version: p.Spec.Version, CodeHash: hash,
+			Status: judge.StatusRejected, Gate: v.Gate, Reason: v.Message}, true
 	}
 	return judge.Verdict{}, false
 }

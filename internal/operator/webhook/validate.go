@@ -121,7 +121,7 @@ func (v *approvalValidator) selfApproval(ctx context.Context, user string, appro
 	if !tenant.Spec.Judge.ForbidSelfApproval {
 		return "", nil
 	}
-	if user != approval.Spec.RequestedBy && user != plugin.Annotations[smsv1.AnnotationRequestedBy] {
+	if !smsv1.IsRequester(user, approval, &plugin) {
 		return "", nil
 	}
 	return fmt.Sprintf("user %q requested plugin %q and may not approve it: tenant %q forbids self-approval",
