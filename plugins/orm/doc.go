@@ -1,0 +1,38 @@
+// Package orm is the system plugin that turns model declarations into
+// tables, and the data layer an application (and the agent extending it)
+// is built on: a plugin contributes a model {name, fields} and gets a
+// table m_<name> in the tenant's database, relations between models,
+// searches with domains, grouped reads, a REST API under /api/orm and two
+// keys: orm (the Service, system only) and orm-user (the same operations
+// for agent code, always acting as the user being served).
+//
+// Five points feed it: model, model-field (a field added to a model
+// another plugin declares), model-method, model-hook and model-onchange.
+// All five are open to agent plugins; the judge's default policy sends the
+// last four to a human.
+//
+// Invariants:
+//   - migrations are additive, on every boot and every contribution: a
+//     missing table, column or join table is created, nothing is ever
+//     dropped or altered, so withdrawing a model or field (disabling its
+//     plugin) and contributing it again loses no data;
+//   - every value reaches SQL as a bound ? argument: domains, ids (one
+//     JSON array argument), values and like patterns alike; the SQL text
+//     holds only identifiers checked against the schema and quoted;
+//   - domains give the same results on SQLite and Postgres: text compares
+//     and sorts by bytes (COLLATE "C" on Postgres), like is case-sensitive
+//     and ilike folds ASCII letters only on both, nulls sort first
+//     ascending, dates and datetimes are fixed-width text;
+//   - a Create, Write or Unlink with all its x2many commands and onDelete
+//     cascades is one transaction: any failure leaves nothing applied.
+//     The guard and before hooks run before the transaction starts (on
+//     SQLite it holds the only connection); after hooks and listeners run
+//     once it committed, and their failures never undo it;
+//   - every operation that is not sudo asks the guard (Can) and narrows
+//     itself with the guard's domain, including the models a dotted path
+//     enters; sudo is set only by system Go code with Sudo(ctx);
+//   - agent code never holds the orm key; orm-user, REST calls and agent
+//     handlers act for the caller with sudo off, whatever called them;
+//   - a Read issues one query per model and relation level, whatever the
+//     number of records (ids travel as one JSON array argument).
+package orm

@@ -1,0 +1,225 @@
+package orm
+
+import (
+	"context"
+	"time"
+
+	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/kernel"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
+)
+
+// PluginID is the id of the ORM system plugin.
+const PluginID = "sms.orm"
+
+// Options configure the plugin. Every field is optional.
+type Options struct {
+	// Now is the clock for created_at, updated_at and the $now and $today
+	// defaults; the default is time.Now.
+	Now func() time.Time
+	// ContextOf says who a request or chat turn acts for, from the context
+	// it is served with (which carries the http.Principal). REST calls and
+	// UserKey use it, and so does the Service for a ctx that carries no
+	// OpContext. It must never answer Sudo. The default answers the
+	// anonymous OpContext, so only the guard decides.
+	ContextOf func(ctx context.Context) OpContext
+}
+
+// Plugin returns the ORM system plugin with default options.
+func Plugin() kernel.Plugin { return New(Options{}) }
+
+// New returns the ORM system plugin. It injects the database and http
+// keys, defines Key (system only), UserKey (agent consumers) and the five
+// points (open to agent plugins), and serves the REST API under /api/orm.
+func New(opts Options) kernel.Plugin {
+	return kernel.Plugin{
+		Manifest: kernel.Manifest{ID: PluginID, Version: "1",
+			Inject:      []string{contracts.DatabaseKey, smshttp.Key},
+			Provide:     []string{Key, UserKey},
+			Points:      []string{smshttp.RoutePoint},
+			Description: "Models in tables m_<name> with relations, domains, grouped reads and a REST API"},
+		Activate: func(ctx context.Context, c *kernel.Context) error { return activate(c, opts) },
+	}
+}
+
+func activate(c *kernel.Context, opts Options) error {
+	db, err := kernel.Lookup[contracts.Database](c, contracts.DatabaseKey)
+	if err != nil {
+		return err
+	}
+	s, err := newService(db, opts, c.Logger())
+	if err != nil {
+		return err
+	}
+	api := c.Kernel()
+	if err := define(api, s); err != nil {
+		return err
+	}
+	if err := observe(api, s); err != nil {
+		return err
+	}
+	s.live.Store(true)
+	if err := c.OnUndo("orm service", func() error { s.live.Store(false); return nil }); err != nil {
+		return err
+	}
+	for _, r := range s.routes() {
+		if _, err := c.Contribute(smshttp.RoutePoint, r); err != nil {
+			return err
+		}
+	}
+	if err := c.Provide(Key, Service(s)); err != nil {
+		return err
+	}
+	return c.Provide(UserKey, userService{s: s})
+}
+
+func define(api *kernel.API, s *service) error {
+	keys := []struct {
+		name string
+		meta kernel.KeyMeta
+	}{
+		{Key, kernel.KeyMeta{Description: "models and records (orm.Service); can act as sudo, so system only",
+			MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem}},
+		{UserKey, kernel.KeyMeta{Description: "invoke search, read, create, write, unlink, read_group, spec, models: the ORM as the user being served",
+			MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustAgent}},
+	}
+	for _, k := range keys {
+		if err := api.DefineKey(k.name, k.meta); err != nil {
+			return err
+		}
+	}
+	points := []struct {
+		name, desc string
+		validate   func(plugin string, item any) error
+	}{
+		{ModelPoint, "{name, fields: {name: {kind, ...}}, displayField?, order?}: a model stored in table m_<name>", s.validateModel},
+		{FieldPoint, "{model, name, field: {kind, ...}}: one more field of a model", s.validateField},
+		{MethodPoint, "{model, name, handler(env, ids, {records, args})}: a model method", func(_ string, item any) error { _, err := parseMethod(item); return err }},
+		{HookPoint, "{model, on: create|write|unlink, when?: before|after, handler(change)}", func(_ string, item any) error { _, err := parseHook(item); return err }},
+		{OnchangePoint, "{model, field, handler({values})}: what a form changes when field does", func(_ string, item any) error { _, err := parseOnchange(item); return err }},
+	}
+	for _, p := range points {
+		if err := api.DefinePoint(p.name, kernel.PointMeta{Description: p.desc, ValidateFrom: p.validate}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateModel checks a model's shape and, while the service is live,
+// that it clashes with no live declaration and that its tables migrate: a
+// contribution whose migration fails is rejected, failing its plugin.
+func (s *service) validateModel(plugin string, item any) error {
+	m, err := parseModel(item)
+	if err != nil || !s.live.Load() {
+		return err
+	}
+	if err := s.reg.checkModel(plugin, m); err != nil {
+		return err
+	}
+	return s.migrateProspective(owned[Model]{id: "prospective", plugin: plugin, item: m}, nil)
+}
+
+func (s *service) validateField(plugin string, item any) error {
+	fc, err := parseFieldContribution(item)
+	if err != nil || !s.live.Load() {
+		return err
+	}
+	if err := s.reg.checkField(plugin, fc); err != nil {
+		return err
+	}
+	return s.migrateProspective(owned[Model]{}, &owned[FieldContribution]{id: "prospective", plugin: plugin, item: fc})
+}
+
+// migrateProspective migrates the model a contribution would change, as
+// the schema would be with it.
+func (s *service) migrateProspective(m owned[Model], fc *owned[FieldContribution]) error {
+	s.reg.mu.RLock()
+	models, fields := append([]owned[Model](nil), s.reg.models...), append([]owned[FieldContribution](nil), s.reg.fields...)
+	s.reg.mu.RUnlock()
+	name := m.item.Name
+	if fc != nil {
+		fields, name = append(fields, *fc), fc.item.Model
+	} else {
+		models = append(models, m)
+	}
+	sch := build(models, fields, nil, nil, nil)
+	target, ok := sch.models[name]
+	if !ok {
+		return nil // a field of a model not declared yet: migrated when it is
+	}
+	return s.ensureNow(target)
+}
+
+func observe(api *kernel.API, s *service) error {
+	system := func(plugin string) bool {
+		v, ok := api.Fiber(plugin)
+		return ok && v.Trust == kernel.TrustSystem
+	}
+	obs := []struct {
+		point string
+		add   func(x kernel.Contribution, sys bool) error
+	}{
+		{FieldPoint, func(x kernel.Contribution, sys bool) error {
+			fc, err := parseFieldContribution(x.Item)
+			if err == nil {
+				s.reg.addField(owned[FieldContribution]{id: x.ID, plugin: x.Fiber, system: sys, item: fc})
+			}
+			return err
+		}},
+		{ModelPoint, func(x kernel.Contribution, sys bool) error {
+			m, err := parseModel(x.Item)
+			if err == nil {
+				s.reg.addModel(owned[Model]{id: x.ID, plugin: x.Fiber, system: sys, item: m})
+			}
+			return err
+		}},
+		{MethodPoint, func(x kernel.Contribution, sys bool) error {
+			m, err := parseMethod(x.Item)
+			if err == nil {
+				s.reg.addMethod(owned[Method]{id: x.ID, plugin: x.Fiber, system: sys, item: m})
+			}
+			return err
+		}},
+		{HookPoint, func(x kernel.Contribution, sys bool) error {
+			h, err := parseHook(x.Item)
+			if err == nil {
+				s.reg.addHook(owned[Hook]{id: x.ID, plugin: x.Fiber, system: sys, item: h})
+			}
+			return err
+		}},
+		{OnchangePoint, func(x kernel.Contribution, sys bool) error {
+			o, err := parseOnchange(x.Item)
+			if err == nil {
+				s.reg.addOnchange(owned[Onchange]{id: x.ID, plugin: x.Fiber, system: sys, item: o})
+			}
+			return err
+		}},
+	}
+	for _, o := range obs {
+		err := api.ObservePoint(o.point, kernel.Observer{
+			Added: func(x kernel.Contribution) {
+				if err := o.add(x, system(x.Fiber)); err != nil {
+					s.logger.Warn("ORM contribution ignored", "point", o.point, "contribution", x.ID, "plugin", x.Fiber, "error", err)
+					return
+				}
+				s.migrateAll()
+			},
+			Removed: func(x kernel.Contribution) { s.reg.remove(x.ID) },
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrateAll migrates every model from an observer, which cannot fail: an
+// error is logged and retried by the next call on the model.
+func (s *service) migrateAll() {
+	for _, m := range s.reg.schema().models {
+		if err := s.ensureNow(m); err != nil {
+			s.logger.Error("ORM migration failed", "model", m.name, "error", err)
+		}
+	}
+}

@@ -1,0 +1,298 @@
+package orm
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// owned is a contribution with who made it.
+type owned[T any] struct {
+	id     string // the contribution's id
+	plugin string
+	system bool // the plugin is a system plugin: its Go handlers may get the Service
+	item   T
+}
+
+// registry holds the live contributions of the five points and the schema
+// resolved from them, rebuilt after every change.
+type registry struct {
+	mu        sync.RWMutex
+	models    []owned[Model]
+	fields    []owned[FieldContribution]
+	methods   []owned[Method]
+	hooks     []owned[Hook]
+	onchanges []owned[Onchange]
+	cur       *schema
+}
+
+func (r *registry) addModel(o owned[Model]) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.models, r.cur = append(r.models, o), nil
+}
+
+func (r *registry) addField(o owned[FieldContribution]) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fields, r.cur = append(r.fields, o), nil
+}
+
+func (r *registry) addMethod(o owned[Method]) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.methods, r.cur = append(r.methods, o), nil
+}
+
+func (r *registry) addHook(o owned[Hook]) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hooks, r.cur = append(r.hooks, o), nil
+}
+
+func (r *registry) addOnchange(o owned[Onchange]) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.onchanges, r.cur = append(r.onchanges, o), nil
+}
+
+// remove withdraws the contribution with id, whatever its point.
+func (r *registry) remove(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.models = slices.DeleteFunc(r.models, func(o owned[Model]) bool { return o.id == id })
+	r.fields = slices.DeleteFunc(r.fields, func(o owned[FieldContribution]) bool { return o.id == id })
+	r.methods = slices.DeleteFunc(r.methods, func(o owned[Method]) bool { return o.id == id })
+	r.hooks = slices.DeleteFunc(r.hooks, func(o owned[Hook]) bool { return o.id == id })
+	r.onchanges = slices.DeleteFunc(r.onchanges, func(o owned[Onchange]) bool { return o.id == id })
+	r.cur = nil
+}
+
+// schema returns the resolved schema, building it when stale.
+func (r *registry) schema() *schema {
+	r.mu.RLock()
+	s := r.cur
+	r.mu.RUnlock()
+	if s != nil {
+		return s
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur == nil {
+		r.cur = build(r.models, r.fields, r.methods, r.hooks, r.onchanges)
+	}
+	return r.cur
+}
+
+// checkModel reports a clash of m with a live model another plugin declared.
+func (r *registry) checkModel(plugin string, m Model) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, o := range r.models {
+		if o.item.Name == m.Name && o.plugin != plugin {
+			return errorf(ErrInvalid, m.Name, "", "the model is already declared by plugin %s", o.plugin)
+		}
+	}
+	for _, o := range r.fields {
+		if o.item.Model == m.Name && o.plugin != plugin {
+			if _, ok := m.Fields[o.item.Name]; ok {
+				return errorf(ErrInvalid, m.Name, o.item.Name, "the field is already added by plugin %s", o.plugin)
+			}
+		}
+	}
+	return nil
+}
+
+// checkField reports a clash of fc with a live field another plugin declared.
+func (r *registry) checkField(plugin string, fc FieldContribution) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, o := range r.models {
+		if _, ok := o.item.Fields[fc.Name]; ok && o.item.Name == fc.Model && o.plugin != plugin {
+			return errorf(ErrInvalid, fc.Model, fc.Name, "the model's declaration by plugin %s already has the field", o.plugin)
+		}
+	}
+	for _, o := range r.fields {
+		if o.item.Model == fc.Model && o.item.Name == fc.Name && o.plugin != plugin {
+			return errorf(ErrInvalid, fc.Model, fc.Name, "the field is already added by plugin %s", o.plugin)
+		}
+	}
+	return nil
+}
+
+// schema is the resolved, immutable view of the contributions.
+type schema struct {
+	models    map[string]*model
+	methods   map[string]map[string]owned[Method] // model -> method name
+	hooks     map[string][]owned[Hook]            // model
+	onchanges map[string][]owned[Onchange]        // model
+}
+
+// model is a resolved model.
+type model struct {
+	name, plugin, description string
+	display                   string // the display field, or ""
+	order                     []orderTerm
+	fields                    map[string]*field
+	inbound                   []*field // many2one fields (of any model) targeting this one
+}
+
+// field is a resolved field. broken, when set, says why it cannot be used
+// (a target model that is not declared, say); it is then left out of reads.
+type field struct {
+	name string
+	Field
+	plugin string
+	owner  *model
+	target *model   // relational kinds
+	invert *field   // one2many: the target's many2one
+	path   []*field // related: the many2one hops, then the final field
+	broken string
+}
+
+func (f *field) stored() bool { return stored(f.Kind) && f.broken == "" }
+
+// names returns the model's declared field names, sorted.
+func (m *model) names() []string { return slices.Sorted(maps.Keys(m.fields)) }
+
+func build(models []owned[Model], fields []owned[FieldContribution], methods []owned[Method],
+	hooks []owned[Hook], onchanges []owned[Onchange]) *schema {
+	s := &schema{models: map[string]*model{}, methods: map[string]map[string]owned[Method]{},
+		hooks: map[string][]owned[Hook]{}, onchanges: map[string][]owned[Onchange]{}}
+	for _, o := range models {
+		if _, dup := s.models[o.item.Name]; dup {
+			continue
+		}
+		m := &model{name: o.item.Name, plugin: o.plugin, description: o.item.Description, fields: map[string]*field{}}
+		for name, f := range o.item.Fields {
+			m.fields[name] = &field{name: name, Field: f, plugin: o.plugin, owner: m}
+		}
+		m.display = o.item.DisplayField
+		m.order, _ = parseOrder(o.item.Order)
+		s.models[m.name] = m
+	}
+	for _, o := range fields {
+		m, ok := s.models[o.item.Model]
+		if ok && m.fields[o.item.Name] == nil {
+			m.fields[o.item.Name] = &field{name: o.item.Name, Field: o.item.Field, plugin: o.plugin, owner: m}
+		}
+	}
+	for _, m := range s.models {
+		s.resolve(m)
+	}
+	for _, o := range methods {
+		if s.methods[o.item.Model] == nil {
+			s.methods[o.item.Model] = map[string]owned[Method]{}
+		}
+		if _, dup := s.methods[o.item.Model][o.item.Name]; !dup {
+			s.methods[o.item.Model][o.item.Name] = o
+		}
+	}
+	for _, o := range hooks {
+		s.hooks[o.item.Model] = append(s.hooks[o.item.Model], o)
+	}
+	for _, o := range onchanges {
+		s.onchanges[o.item.Model] = append(s.onchanges[o.item.Model], o)
+	}
+	return s
+}
+
+// resolve links m's fields to the models they name and settles its
+// display field and order.
+func (s *schema) resolve(m *model) {
+	for _, f := range m.fields {
+		if f.Kind == KindMany2One || f.Kind == KindOne2Many || f.Kind == KindMany2Many {
+			if f.target = s.models[f.Target]; f.target == nil {
+				f.broken = fmt.Sprintf("target model %s is not declared", f.Target)
+				continue
+			}
+		}
+		switch f.Kind {
+		case KindMany2One:
+			f.target.inbound = append(f.target.inbound, f)
+		case KindOne2Many:
+			inv := f.target.fields[f.Inverse]
+			if inv == nil || inv.Kind != KindMany2One || inv.Target != m.name {
+				f.broken = fmt.Sprintf("inverse %s.%s is not a many2one to %s", f.Target, f.Inverse, m.name)
+			}
+			f.invert = inv
+		}
+	}
+	for _, f := range m.fields {
+		if f.Kind == KindRelated {
+			s.resolvePath(m, f)
+		}
+	}
+	if m.display == "" {
+		if n := m.fields["name"]; n != nil && n.stored() {
+			m.display = "name"
+		}
+	}
+	m.order = slices.DeleteFunc(m.order, func(t orderTerm) bool {
+		f := m.fields[t.field]
+		return !isSystemField(t.field) && (f == nil || !f.stored())
+	})
+}
+
+func (s *schema) resolvePath(m *model, f *field) {
+	cur := m
+	parts := strings.Split(f.Path, ".")
+	for i, p := range parts {
+		hop := cur.fields[p]
+		if hop == nil || (i < len(parts)-1 && (hop.Kind != KindMany2One || hop.broken != "")) {
+			f.broken = fmt.Sprintf("path %s: %s.%s is not a many2one", f.Path, cur.name, p)
+			if i == len(parts)-1 {
+				f.broken = fmt.Sprintf("path %s: %s has no field %s", f.Path, cur.name, p)
+			}
+			return
+		}
+		f.path = append(f.path, hop)
+		if i < len(parts)-1 {
+			if hop.target == nil {
+				hop.target = s.models[hop.Target]
+			}
+			if hop.target == nil {
+				f.broken = fmt.Sprintf("path %s: target model %s is not declared", f.Path, hop.Target)
+				return
+			}
+			cur = hop.target
+		}
+	}
+	if last := f.path[len(f.path)-1]; !stored(last.Kind) {
+		f.broken = fmt.Sprintf("path %s must end at a stored field", f.Path)
+	}
+}
+
+// orderTerm is one term of an order: a field and its direction.
+type orderTerm struct {
+	field string
+	desc  bool
+}
+
+// parseOrder reads "field [asc|desc], ...".
+func parseOrder(s string) ([]orderTerm, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []orderTerm
+	for _, part := range strings.Split(s, ",") {
+		words := strings.Fields(part)
+		if len(words) == 0 || len(words) > 2 {
+			return nil, fmt.Errorf("%q is not \"field [asc|desc]\"", strings.TrimSpace(part))
+		}
+		t := orderTerm{field: words[0]}
+		if len(words) == 2 {
+			switch strings.ToLower(words[1]) {
+			case "asc":
+			case "desc":
+				t.desc = true
+			default:
+				return nil, fmt.Errorf("direction %q must be asc or desc", words[1])
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -1,0 +1,344 @@
+package orm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sms-baseline/sms/contracts"
+)
+
+// migrateTimeout bounds a migration started from a kernel callback, which
+// has no context of its own.
+const migrateTimeout = 30 * time.Second
+
+// service is the Service of one activation of the plugin.
+type service struct {
+	db        contracts.Database
+	cols      columns
+	reg       registry
+	now       func() time.Time
+	logger    *slog.Logger
+	contextOf func(context.Context) OpContext
+
+	// live is set while the activation that made this service is active;
+	// once dead, point validators check shapes and touch no database.
+	live atomic.Bool
+
+	migMu    sync.Mutex
+	migrated map[string]string // model -> signature of what its tables have
+
+	mu        sync.RWMutex
+	guard     Guard
+	guardSeq  uint64
+	listeners map[Event]map[uint64]Listener
+	lisSeq    uint64
+}
+
+var _ Service = (*service)(nil)
+
+func newService(db contracts.Database, opts Options, logger *slog.Logger) (*service, error) {
+	cols, err := columnsOf(db.Dialect())
+	if err != nil {
+		return nil, fmt.Errorf("orm: %w", err)
+	}
+	s := &service{db: db, cols: cols, now: opts.Now, logger: logger, contextOf: opts.ContextOf,
+		migrated: map[string]string{}, listeners: map[Event]map[uint64]Listener{}}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.contextOf == nil {
+		s.contextOf = func(context.Context) OpContext { return OpContext{} }
+	}
+	return s, nil
+}
+
+// opOf is who ctx acts for: the OpContext it carries, else the one the
+// plugin's ContextOf derives from the request or chat turn it serves.
+func (s *service) opOf(ctx context.Context) OpContext {
+	if op, ok := OpFrom(ctx); ok {
+		return op
+	}
+	return s.contextOf(ctx)
+}
+
+func (s *service) Models() []string {
+	sch := s.reg.schema()
+	names := make([]string, 0, len(sch.models))
+	for name := range sch.models {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (s *service) Spec(name string) (ModelSpec, error) {
+	m, ok := s.reg.schema().models[name]
+	if !ok {
+		return ModelSpec{}, errorf(ErrNotFound, name, "", "no such model")
+	}
+	spec := ModelSpec{Name: m.name, Description: m.description, Plugin: m.plugin, DisplayField: m.display}
+	for i, t := range m.order {
+		if i > 0 {
+			spec.Order += ", "
+		}
+		spec.Order += t.field
+		if t.desc {
+			spec.Order += " desc"
+		}
+	}
+	for _, sys := range []FieldSpec{
+		{Name: FieldID, Field: Field{Kind: KindInt}, Stored: true, ReadOnly: true},
+		{Name: FieldDisplay, Field: Field{Kind: KindChar}, ReadOnly: true},
+		{Name: FieldCreatedAt, Field: Field{Kind: KindDatetime}, Stored: true, ReadOnly: true},
+		{Name: FieldUpdatedAt, Field: Field{Kind: KindDatetime}, Stored: true, ReadOnly: true},
+		{Name: FieldCreatedBy, Field: Field{Kind: KindInt}, Stored: true, ReadOnly: true},
+		{Name: FieldUpdatedBy, Field: Field{Kind: KindInt}, Stored: true, ReadOnly: true},
+	} {
+		spec.Fields = append(spec.Fields, sys)
+	}
+	for _, n := range m.names() {
+		f := m.fields[n]
+		if f.broken != "" {
+			continue
+		}
+		spec.Fields = append(spec.Fields, FieldSpec{Name: n, Field: f.Field, Plugin: f.plugin, Stored: f.stored(),
+			ReadOnly: f.Kind == KindComputed || f.Kind == KindRelated})
+	}
+	return spec, nil
+}
+
+// model returns the live schema and model name, its tables migrated (a
+// migration that failed when the contribution arrived is retried here).
+func (s *service) model(ctx context.Context, name string) (*schema, *model, error) {
+	sch := s.reg.schema()
+	m, ok := sch.models[name]
+	if !ok {
+		return nil, nil, errorf(ErrNotFound, name, "", "no such model")
+	}
+	return sch, m, s.ensure(ctx, m)
+}
+
+// ensure migrates m's tables unless they are known to be up to date.
+func (s *service) ensure(ctx context.Context, m *model) error {
+	sig := signature(m)
+	s.migMu.Lock()
+	defer s.migMu.Unlock()
+	if have, ok := s.migrated[m.name]; ok && have == sig {
+		return nil
+	}
+	if err := migrate(ctx, s.db, s.cols, m); err != nil {
+		return fmt.Errorf("migrate model %s: %w", m.name, err)
+	}
+	s.migrated[m.name] = sig
+	return nil
+}
+
+// ensureNow migrates from a kernel callback.
+func (s *service) ensureNow(m *model) error {
+	ctx, cancel := context.WithTimeout(context.Background(), migrateTimeout)
+	defer cancel()
+	return s.ensure(ctx, m)
+}
+
+// currentGuard returns the guard, or nil.
+func (s *service) currentGuard() Guard {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.guard
+}
+
+func (s *service) SetGuard(g Guard) (func(), error) {
+	if g == nil {
+		return nil, errors.New("orm: SetGuard needs a guard")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.guard != nil {
+		return nil, errors.New("orm: a guard is already set; remove it first")
+	}
+	s.guard, s.guardSeq = g, s.guardSeq+1
+	seq := s.guardSeq
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.guardSeq == seq {
+			s.guard = nil
+		}
+	}, nil
+}
+
+// admit asks the guard whether op may do action on model and returns the
+// domain it narrows the action to. Sudo skips the guard.
+func (s *service) admit(ctx context.Context, op OpContext, model string, action Action) (Domain, error) {
+	g := s.currentGuard()
+	if op.Sudo || g == nil {
+		return nil, nil
+	}
+	req := GuardRequest{Op: op, Model: model, Action: action}
+	if err := g.Can(ctx, req); err != nil {
+		return nil, &Error{Kind: ErrForbidden, Model: model, Msg: fmt.Sprintf("%s refused: %v", action, err)}
+	}
+	d, err := g.Domain(ctx, req)
+	if err != nil {
+		return nil, &Error{Kind: ErrForbidden, Model: model, Msg: fmt.Sprintf("%s refused: %v", action, err)}
+	}
+	return d, nil
+}
+
+// guardDomain is admit for a model a domain path enters, acting for ctx.
+func (s *service) guardDomain(ctx context.Context, model string, action Action) (Domain, error) {
+	return s.admit(ctx, s.opOf(ctx), model, action)
+}
+
+// filter compiles the WHERE clause selecting m's records at alias t0 that
+// match domain and that op may act on with action.
+func (s *service) filter(ctx context.Context, sch *schema, m *model, action Action, domain Domain) (string, []any, error) {
+	op := s.opOf(ctx)
+	gd, err := s.admit(ctx, op, m.name, action)
+	if err != nil {
+		return "", nil, err
+	}
+	n, err := parseDomain(domain)
+	if err != nil {
+		return "", nil, domainErr(m.name, err)
+	}
+	g, err := parseDomain(gd)
+	if err != nil {
+		return "", nil, fmt.Errorf("the guard's domain for %s of model %s: %w", action, m.name, err)
+	}
+	c := &compiler{ctx: ctx, root: m.name, svc: s, sch: sch, dialect: s.db.Dialect(), guarded: !op.Sudo}
+	where, err := c.where(m, "t0", n)
+	if err != nil {
+		return "", nil, err
+	}
+	if g != nil {
+		gc := &compiler{ctx: ctx, svc: s, sch: sch, dialect: s.db.Dialect(), aliases: c.aliases}
+		gw, err := gc.where(m, "t0", g)
+		if err != nil {
+			return "", nil, fmt.Errorf("the guard's domain for %s of model %s: %w", action, m.name, err)
+		}
+		where = "(" + where + ") AND (" + gw + ")"
+		c.args = append(c.args, gc.args...)
+	}
+	return where, c.args, nil
+}
+
+func domainErr(model string, err error) error {
+	var de *domainError
+	if errors.As(err, &de) {
+		return &Error{Kind: ErrInvalid, Model: model, Term: de.term, Msg: "domain: " + de.msg}
+	}
+	return err
+}
+
+func (s *service) Search(ctx context.Context, model string, domain Domain, opts SearchOptions) ([]int64, error) {
+	sch, m, err := s.model(ctx, model)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := pageLimit(m.name, opts)
+	if err != nil {
+		return nil, err
+	}
+	order := m.order
+	if opts.Order != "" {
+		if order, err = parseOrder(opts.Order); err != nil {
+			return nil, errorf(ErrInvalid, m.name, "", "order: %v", err)
+		}
+	}
+	by, err := orderBy(m, "t0", order)
+	if err != nil {
+		return nil, err
+	}
+	where, args, err := s.filter(ctx, sch, m, ActionRead, domain)
+	if err != nil {
+		return nil, err
+	}
+	q := fmt.Sprintf(`SELECT t0."id" AS "id" FROM %q t0 WHERE %s ORDER BY %s LIMIT ? OFFSET ?`, Table(m.name), where, by)
+	rows, err := s.db.Query(ctx, q, append(args, int64(limit), int64(opts.Offset))...)
+	if err != nil {
+		return nil, fmt.Errorf("search model %s: %w", m.name, err)
+	}
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i], _ = asInt(r["id"])
+	}
+	return ids, nil
+}
+
+func pageLimit(model string, opts SearchOptions) (int, error) {
+	switch {
+	case opts.Limit < 0 || opts.Limit > MaxLimit:
+		return 0, errorf(ErrInvalid, model, "", "limit %d must be from 1 to %d (0 for %d)", opts.Limit, MaxLimit, DefaultLimit)
+	case opts.Offset < 0:
+		return 0, errorf(ErrInvalid, model, "", "offset %d must not be negative", opts.Offset)
+	case opts.Limit == 0:
+		return DefaultLimit, nil
+	}
+	return opts.Limit, nil
+}
+
+func (s *service) Count(ctx context.Context, model string, domain Domain) (int64, error) {
+	sch, m, err := s.model(ctx, model)
+	if err != nil {
+		return 0, err
+	}
+	where, args, err := s.filter(ctx, sch, m, ActionRead, domain)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT COUNT(*) AS "n" FROM %q t0 WHERE %s`, Table(m.name), where), args...)
+	if err != nil {
+		return 0, fmt.Errorf("count model %s: %w", m.name, err)
+	}
+	n, _ := asInt(rows[0]["n"])
+	return n, nil
+}
+
+func (s *service) On(event Event, fn Listener) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lisSeq++
+	id := s.lisSeq
+	if s.listeners[event] == nil {
+		s.listeners[event] = map[uint64]Listener{}
+	}
+	s.listeners[event][id] = fn
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.listeners[event], id)
+	}
+}
+
+// notify calls the listeners of c's event once its write is committed.
+func (s *service) notify(ctx context.Context, c Change) {
+	s.mu.RLock()
+	var fns []Listener
+	ids := make([]uint64, 0, len(s.listeners[c.Event]))
+	for id := range s.listeners[c.Event] {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		fns = append(fns, s.listeners[c.Event][id])
+	}
+	s.mu.RUnlock()
+	for _, fn := range fns {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					s.logger.Error("ORM listener panicked", "model", c.Model, "on", string(c.Event), "panic", p)
+				}
+			}()
+			fn(context.WithoutCancel(ctx), c)
+		}()
+	}
+}
