@@ -10,6 +10,8 @@ import (
 	"github.com/sms-baseline/sms/contracts/storetest"
 	"github.com/sms-baseline/sms/drivers/store/postgres"
 	"github.com/sms-baseline/sms/drivers/store/sqlite"
+	"github.com/sms-baseline/sms/kernel"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
 	"github.com/sms-baseline/sms/plugins/orm/ormtest"
 )
 
@@ -43,5 +45,9 @@ func openPostgres(t *testing.T) contracts.Database {
 
 // TestConformanceSQLite and TestConformancePostgres run one suite on both
 // drivers, so every domain answers the same on each.
-func TestConformanceSQLite(t *testing.T)   { ormtest.Run(t, openSQLite) }
-func TestConformancePostgres(t *testing.T) { ormtest.Run(t, openPostgres) }
+func TestConformanceSQLite(t *testing.T)   { ormtest.Run(t, suite(openSQLite)) }
+func TestConformancePostgres(t *testing.T) { ormtest.Run(t, suite(openPostgres)) }
+
+func suite(open ormtest.Open) ormtest.Suite {
+	return ormtest.Suite{Open: open, Base: []kernel.Plugin{smshttp.Plugin(smshttp.Options{})}}
+}

@@ -421,9 +421,10 @@ type FieldSpec struct {
 
 // Errors the Service wraps; branch with errors.Is.
 var (
-	// ErrNotFound: no such model, field, method or record.
+	// ErrNotFound: no such record (or none this user may see), method.
 	ErrNotFound = errors.New("not found")
-	// ErrInvalid: a value, domain, spec or argument is not acceptable.
+	// ErrInvalid: an unknown model or field, or a value, domain, spec or
+	// argument that is not acceptable.
 	ErrInvalid = errors.New("invalid")
 	// ErrForbidden: the guard refused the operation.
 	ErrForbidden = errors.New("forbidden")

@@ -81,7 +81,7 @@ func (s *service) Models() []string {
 func (s *service) Spec(name string) (ModelSpec, error) {
 	m, ok := s.reg.schema().models[name]
 	if !ok {
-		return ModelSpec{}, errorf(ErrNotFound, name, "", "no such model")
+		return ModelSpec{}, errorf(ErrInvalid, name, "", "no such model")
 	}
 	spec := ModelSpec{Name: m.name, Description: m.description, Plugin: m.plugin, DisplayField: m.display}
 	for i, t := range m.order {
@@ -120,7 +120,7 @@ func (s *service) model(ctx context.Context, name string) (*schema, *model, erro
 	sch := s.reg.schema()
 	m, ok := sch.models[name]
 	if !ok {
-		return nil, nil, errorf(ErrNotFound, name, "", "no such model")
+		return nil, nil, errorf(ErrInvalid, name, "", "no such model")
 	}
 	return sch, m, s.ensure(ctx, m)
 }

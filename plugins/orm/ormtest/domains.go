@@ -72,8 +72,8 @@ var domainCases = []domainCase{
 	{`[["created_at","=","2026-03-04T05:06:07Z"],["number","=","INV-1"]]`, []string{"INV-1"}},
 }
 
-func testDomains(t *testing.T, open Open) {
-	e := Boot(t, open(t), orm.Options{})
+func testDomains(t *testing.T, s Suite) {
+	e := s.Boot(t, s.Open(t), orm.Options{})
 	e.Seed(t)
 	for _, c := range domainCases {
 		t.Run(c.domain, func(t *testing.T) {
@@ -99,8 +99,8 @@ func testDomains(t *testing.T, open Open) {
 	})
 }
 
-func testDomainErrors(t *testing.T, open Open) {
-	e := Boot(t, open(t), orm.Options{})
+func testDomainErrors(t *testing.T, s Suite) {
+	e := s.Boot(t, s.Open(t), orm.Options{})
 	e.Seed(t)
 	for _, c := range []struct{ domain, msg string }{
 		{`[["nope","=",1]]`, "has no field nope"},
@@ -130,8 +130,8 @@ func testDomainErrors(t *testing.T, open Open) {
 	}
 }
 
-func testOrder(t *testing.T, open Open) {
-	e := Boot(t, open(t), orm.Options{})
+func testOrder(t *testing.T, s Suite) {
+	e := s.Boot(t, s.Open(t), orm.Options{})
 	e.Seed(t)
 	for _, c := range []struct {
 		order string

@@ -8,8 +8,8 @@ import (
 	"github.com/sms-baseline/sms/plugins/orm"
 )
 
-func testReadGroup(t *testing.T, open Open) {
-	e := Boot(t, open(t), orm.Options{})
+func testReadGroup(t *testing.T, s Suite) {
+	e := s.Boot(t, s.Open(t), orm.Options{})
 	e.Seed(t)
 	for _, c := range []struct {
 		req  orm.GroupRequest

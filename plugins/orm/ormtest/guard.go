@@ -35,8 +35,8 @@ func OwnGuard(acme int64) orm.Guard {
 	}
 }
 
-func testGuard(t *testing.T, open Open) {
-	e := Boot(t, open(t), orm.Options{})
+func testGuard(t *testing.T, s Suite) {
+	e := s.Boot(t, s.Open(t), orm.Options{})
 	e.Seed(t)
 	remove, err := e.ORM.SetGuard(OwnGuard(e.ID("contact", "Acme")))
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/kernel"
-	smshttp "github.com/sms-baseline/sms/plugins/http"
 	"github.com/sms-baseline/sms/plugins/orm"
 )
 
@@ -18,20 +17,29 @@ import (
 // drops what it made) with t.Cleanup.
 type Open func(t *testing.T) contracts.Database
 
-// Run runs the whole suite on databases from open.
-func Run(t *testing.T, open Open) {
-	t.Run("Domains", func(t *testing.T) { testDomains(t, open) })
-	t.Run("DomainErrors", func(t *testing.T) { testDomainErrors(t, open) })
-	t.Run("Order", func(t *testing.T) { testOrder(t, open) })
-	t.Run("Read", func(t *testing.T) { testRead(t, open) })
-	t.Run("CreateDefaults", func(t *testing.T) { testCreateDefaults(t, open) })
-	t.Run("WriteCommands", func(t *testing.T) { testWriteCommands(t, open) })
-	t.Run("WriteIsOneTransaction", func(t *testing.T) { testWriteAtomic(t, open) })
-	t.Run("Unlink", func(t *testing.T) { testUnlink(t, open) })
-	t.Run("ReadGroup", func(t *testing.T) { testReadGroup(t, open) })
-	t.Run("Guard", func(t *testing.T) { testGuard(t, open) })
-	t.Run("KeptColumns", func(t *testing.T) { testKeptColumns(t, open) })
-	t.Run("Placeholders", func(t *testing.T) { testPlaceholders(t, open) })
+// Suite is what the suite runs on: fresh databases, and the system
+// plugins the ORM needs besides the database (the http plugin).
+type Suite struct {
+	Open Open
+	Base []kernel.Plugin
+	// Executor runs agent plugins, for tests that propose some.
+	Executor kernel.Executor
+}
+
+// Run runs the whole suite.
+func Run(t *testing.T, s Suite) {
+	t.Run("Domains", func(t *testing.T) { testDomains(t, s) })
+	t.Run("DomainErrors", func(t *testing.T) { testDomainErrors(t, s) })
+	t.Run("Order", func(t *testing.T) { testOrder(t, s) })
+	t.Run("Read", func(t *testing.T) { testRead(t, s) })
+	t.Run("CreateDefaults", func(t *testing.T) { testCreateDefaults(t, s) })
+	t.Run("WriteCommands", func(t *testing.T) { testWriteCommands(t, s) })
+	t.Run("WriteIsOneTransaction", func(t *testing.T) { testWriteAtomic(t, s) })
+	t.Run("Unlink", func(t *testing.T) { testUnlink(t, s) })
+	t.Run("ReadGroup", func(t *testing.T) { testReadGroup(t, s) })
+	t.Run("Guard", func(t *testing.T) { testGuard(t, s) })
+	t.Run("KeptColumns", func(t *testing.T) { testKeptColumns(t, s) })
+	t.Run("Placeholders", func(t *testing.T) { testPlaceholders(t, s) })
 }
 
 // Clock is the fixed clock the suite's ORM runs on.
@@ -60,15 +68,16 @@ func DatabasePlugin(db contracts.Database) kernel.Plugin {
 	}
 }
 
-// Boot starts a kernel with the database, http and ORM plugins, the
+// Boot starts a kernel with the database, the Base and ORM plugins, the
 // fixture's models and the given plugins, and fails t unless all activate.
-func Boot(t *testing.T, db contracts.Database, opts orm.Options, plugins ...kernel.Plugin) *Env {
+func (s Suite) Boot(t *testing.T, db contracts.Database, opts orm.Options, plugins ...kernel.Plugin) *Env {
 	t.Helper()
 	if opts.Now == nil {
 		opts.Now = Clock
 	}
-	k := kernel.New(kernel.Options{})
-	all := append([]kernel.Plugin{DatabasePlugin(db), smshttp.Plugin(smshttp.Options{}), orm.New(opts), App()}, plugins...)
+	k := kernel.New(kernel.Options{Executor: s.Executor})
+	all := append([]kernel.Plugin{DatabasePlugin(db)}, s.Base...)
+	all = append(append(all, orm.New(opts), App()), plugins...)
 	for _, p := range all {
 		if err := k.Install(p); err != nil {
 			t.Fatalf("install %s: %v", p.Manifest.ID, err)

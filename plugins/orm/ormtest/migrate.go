@@ -26,9 +26,9 @@ func Discount() kernel.Plugin {
 // testKeptColumns: disabling a plugin withdraws its model and field but
 // keeps their table, column and data, which come back on enable. Seen
 // failing with migrate dropping columns that no field declares.
-func testKeptColumns(t *testing.T, open Open) {
-	db := open(t)
-	e := Boot(t, db, orm.Options{}, Discount())
+func testKeptColumns(t *testing.T, s Suite) {
+	db := s.Open(t)
+	e := s.Boot(t, db, orm.Options{}, Discount())
 	e.Seed(t)
 	ctx := context.Background()
 	inv1 := e.ID("invoice", "INV-1")
@@ -131,9 +131,9 @@ func (t *recordingTx) Query(ctx context.Context, sql string, args ...any) ([]con
 // testPlaceholders: values from domains, writes and reads reach SQL only
 // as bound arguments. Seen failing with compare splicing its value into
 // the SQL text.
-func testPlaceholders(t *testing.T, open Open) {
-	rec := &Recorder{Database: open(t)}
-	e := Boot(t, rec, orm.Options{})
+func testPlaceholders(t *testing.T, s Suite) {
+	rec := &Recorder{Database: s.Open(t)}
+	e := s.Boot(t, rec, orm.Options{})
 	e.Seed(t)
 	const evil = `x' OR '1'='1`
 	rec.Reset()

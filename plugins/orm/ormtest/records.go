@@ -9,8 +9,8 @@ import (
 	"github.com/sms-baseline/sms/plugins/orm"
 )
 
-func testRead(t *testing.T, open Open) {
-	e := Boot(t, open(t), orm.Options{})
+func testRead(t *testing.T, s Suite) {
+	e := s.Boot(t, s.Open(t), orm.Options{})
 	e.Seed(t)
 	inv1, inv2, inv4 := e.ID("invoice", "INV-1"), e.ID("invoice", "INV-2"), e.ID("invoice", "inv-4")
 	spec := orm.ReadSpec{"number": nil, "display": nil, "total": nil, "qty": nil, "meta": nil, "paid_at": nil,
@@ -59,13 +59,13 @@ func testRead(t *testing.T, open Open) {
 	if _, err := e.ORM.Read(Sudo(), "invoice", []int64{inv1, 999}, nil); !errors.Is(err, orm.ErrNotFound) || !strings.Contains(err.Error(), "999") {
 		t.Errorf("read a missing id: %v, want ErrNotFound naming 999", err)
 	}
-	if _, err := e.ORM.Read(Sudo(), "nope", []int64{1}, nil); !errors.Is(err, orm.ErrNotFound) {
-		t.Errorf("read an unknown model: %v, want ErrNotFound", err)
+	if _, err := e.ORM.Read(Sudo(), "nope", []int64{1}, nil); !errors.Is(err, orm.ErrInvalid) {
+		t.Errorf("read an unknown model: %v, want ErrInvalid", err)
 	}
 }
 
-func testCreateDefaults(t *testing.T, open Open) {
-	e := Boot(t, open(t), orm.Options{}, App2())
+func testCreateDefaults(t *testing.T, s Suite) {
+	e := s.Boot(t, s.Open(t), orm.Options{}, App2())
 	ctx := orm.WithOp(Sudo(), orm.OpContext{UserID: 7, Sudo: true})
 	id, err := e.ORM.Create(ctx, "note", map[string]any{"title": "x"})
 	if err != nil {

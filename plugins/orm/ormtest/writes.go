@@ -27,8 +27,8 @@ func (e *Env) lines(t *testing.T, inv int64) string {
 	return b.String() + " | " + Show(recs[0]["total"])
 }
 
-func testWriteCommands(t *testing.T, open Open) {
-	e := Boot(t, open(t), orm.Options{})
+func testWriteCommands(t *testing.T, s Suite) {
+	e := s.Boot(t, s.Open(t), orm.Options{})
 	e.Seed(t)
 	inv2, urgent, big := e.ID("invoice", "INV-2"), e.ID("tag", "urgent"), e.ID("tag", "big")
 	steps := []struct {
@@ -75,8 +75,8 @@ func testWriteCommands(t *testing.T, open Open) {
 // testWriteAtomic: a write whose last x2many command fails applies
 // nothing, not its plain values and not its earlier commands. Seen
 // failing with the transaction in Write replaced by direct statements.
-func testWriteAtomic(t *testing.T, open Open) {
-	e := Boot(t, open(t), orm.Options{})
+func testWriteAtomic(t *testing.T, s Suite) {
+	e := s.Boot(t, s.Open(t), orm.Options{})
 	e.Seed(t)
 	inv1 := e.ID("invoice", "INV-1")
 	before := e.lines(t, inv1)
@@ -108,8 +108,8 @@ func testWriteAtomic(t *testing.T, open Open) {
 	}
 }
 
-func testUnlink(t *testing.T, open Open) {
-	e := Boot(t, open(t), orm.Options{})
+func testUnlink(t *testing.T, s Suite) {
+	e := s.Boot(t, s.Open(t), orm.Options{})
 	e.Seed(t)
 	acme := e.ID("contact", "Acme")
 	err := e.ORM.Unlink(Sudo(), "contact", []int64{acme})

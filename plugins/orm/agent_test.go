@@ -1,0 +1,175 @@
+package orm_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/kernel/kerneltest"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
+	"github.com/sms-baseline/sms/plugins/orm"
+	"github.com/sms-baseline/sms/plugins/orm/ormtest"
+)
+
+// byName is the ContextOf of these tests: credential root is user 1, an
+// admin; bob is user 2; anyone else is anonymous.
+func byName(ctx context.Context) orm.OpContext {
+	switch smshttp.PrincipalFrom(ctx).Name {
+	case "root":
+		return orm.OpContext{UserID: 1, Admin: true}
+	case "bob":
+		return orm.OpContext{UserID: 2}
+	}
+	return orm.OpContext{}
+}
+
+var creds = []smshttp.Credential{
+	{Name: "root", Token: "root-token", Scopes: smshttp.Scopes},
+	{Name: "bob", Token: "bob-token", Scopes: []smshttp.Scope{smshttp.ScopeRead, smshttp.ScopeAdmin}},
+}
+
+type agentEnv struct {
+	*ormtest.Env
+	exec *kerneltest.Executor
+	srv  smshttp.Service
+}
+
+// bootGuarded boots the fixture on SQLite with credentials, byName and
+// the guard that limits bob to Acme's two invoices.
+func bootGuarded(t *testing.T) *agentEnv {
+	t.Helper()
+	exec := kerneltest.NewExecutor()
+	s := ormtest.Suite{Open: openSQLite, Executor: exec, Base: []kernel.Plugin{smshttp.Plugin(smshttp.Options{Credentials: creds})}}
+	e := s.Boot(t, s.Open(t), orm.Options{ContextOf: byName})
+	e.Seed(t)
+	if _, err := e.ORM.SetGuard(ormtest.OwnGuard(e.ID("contact", "Acme"))); err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.K.GetValue(smshttp.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &agentEnv{Env: e, exec: exec, srv: v.(smshttp.Service)}
+}
+
+// probe is an agent plugin whose method and after hook count the invoices
+// they can see through orm-user, and which tries what it should not.
+type probe struct {
+	mu      sync.Mutex
+	seen    []int
+	sudoArg error
+}
+
+func (p *probe) script(ctx context.Context, h kernel.HostBridge, u *kerneltest.Unit) error {
+	count := func(ctx context.Context) (int, error) {
+		raw, err := h.Invoke(ctx, orm.UserKey, "search", kerneltest.JSON([]any{"invoice", []any{}}))
+		if err != nil {
+			return 0, err
+		}
+		return strings.Count(string(raw), ",") + 1, nil
+	}
+	method := u.Func("probe", func(ctx context.Context, args []any) (any, error) {
+		n, err := count(ctx)
+		env := args[0].(map[string]any)
+		return map[string]any{"seen": n, "ctx": env["ctx"]}, err
+	})
+	hook := u.Func("hook", func(ctx context.Context, _ []any) (any, error) {
+		n, err := count(ctx)
+		_, sudoErr := h.Invoke(ctx, orm.UserKey, "search", kerneltest.JSON([]any{"invoice", []any{}, map[string]any{"sudo": true}}))
+		p.mu.Lock()
+		p.seen, p.sudoArg = append(p.seen, n), sudoErr
+		p.mu.Unlock()
+		return nil, err
+	})
+	if _, err := h.Contribute(ctx, orm.MethodPoint, kerneltest.JSON(map[string]any{"model": "invoice", "name": "probe", "handler": method})); err != nil {
+		return err
+	}
+	_, err := h.Contribute(ctx, orm.HookPoint, kerneltest.JSON(map[string]any{"model": "invoice", "on": "write", "handler": hook}))
+	return err
+}
+
+func probeManifest() kernel.Manifest {
+	return kernel.Manifest{ID: "agent.probe", Version: "1", Inject: []string{orm.UserKey}, Points: []string{orm.MethodPoint, orm.HookPoint}}
+}
+
+// An agent plugin cannot hold the orm key.
+func TestAgentCannotInjectORM(t *testing.T) {
+	e := bootGuarded(t)
+	var got, invoked error
+	e.exec.Register("greedy", func(ctx context.Context, h kernel.HostBridge, _ *kerneltest.Unit) error {
+		_, got = h.Get(ctx, orm.Key)
+		_, invoked = h.Invoke(ctx, orm.Key, "Search", kerneltest.JSON([]any{"invoice", []any{}}))
+		return nil
+	})
+	_ = kerneltest.Agent(context.Background(), e.K, kernel.Manifest{ID: "agent.greedy", Version: "1", Inject: []string{orm.Key}}, "greedy")
+	if kernel.CodeOf(got) != kernel.CodeTrust || kernel.CodeOf(invoked) != kernel.CodeTrust {
+		t.Fatalf("agent code reading orm: %v; invoking it: %v; want trust errors", got, invoked)
+	}
+}
+
+// Agent code reaches the ORM only as the user being served, never as sudo:
+// not when a sudo operation calls its method or hook, not by asking.
+// Seen failing (the method and hook saw all 5 invoices) with sudo left on
+// in both userOp and asUser.
+func TestAgentNeverSudo(t *testing.T) {
+	ctx := context.Background()
+	e := bootGuarded(t)
+	p := &probe{}
+	e.exec.Register("probe", p.script)
+	if err := kerneltest.Agent(ctx, e.K, probeManifest(), "probe"); err != nil {
+		t.Fatalf("propose agent.probe: %v", err)
+	}
+	inv1 := e.ID("invoice", "INV-1")
+	for name, c := range map[string]context.Context{
+		"sudo as bob":     orm.Sudo(orm.WithOp(ctx, orm.OpContext{UserID: 2})),
+		"bob's request":   smshttp.WithPrincipal(ctx, smshttp.Principal{Authenticated: true, Name: "bob"}),
+		"anonymous sudo":  orm.Sudo(ctx),
+		"sudo over a req": orm.Sudo(smshttp.WithPrincipal(ctx, smshttp.Principal{Authenticated: true, Name: "root"})),
+	} {
+		out, err := e.ORM.Call(c, "invoice", "probe", []int64{inv1}, nil)
+		if err != nil {
+			t.Fatalf("%s: call probe: %v", name, err)
+		}
+		got := out.(map[string]any)
+		if got["seen"] != float64(2) || ormtest.Show(got["ctx"]) == "" || strings.Contains(ormtest.Show(got["ctx"]), "sudo") {
+			t.Errorf("%s: the agent's method saw %v invoices with ctx %s; want 2 and no sudo", name, got["seen"], ormtest.Show(got["ctx"]))
+		}
+	}
+	if err := e.ORM.Write(orm.Sudo(ctx), "invoice", []int64{inv1}, map[string]any{"total": 1}); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.seen) != 1 || p.seen[0] != 2 {
+		t.Errorf("the agent's hook after a sudo write saw %v invoices, want [2]", p.seen)
+	}
+	if p.sudoArg == nil || !strings.Contains(p.sudoArg.Error(), `unknown key "sudo"`) {
+		t.Errorf("asking for sudo in the options: %v, want refused", p.sudoArg)
+	}
+}
+
+// orm-user has no method that changes the guard or names a user.
+func TestUserKeyMethods(t *testing.T) {
+	e := bootGuarded(t)
+	v, err := e.K.GetValue(orm.UserKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := v.(kernel.Invoker)
+	bob := smshttp.WithPrincipal(context.Background(), smshttp.Principal{Authenticated: true, Name: "bob"})
+	for _, m := range []string{"setGuard", "SetGuard", "sudo", "on"} {
+		if _, err := inv.Invoke(bob, m, []any{"invoice"}); !errors.Is(err, orm.ErrInvalid) {
+			t.Errorf("invoke %s: %v, want refused", m, err)
+		}
+	}
+	out, err := inv.Invoke(bob, "search_read", []any{"invoice", []any{}, []any{"number"}})
+	if err != nil || len(out.([]orm.Record)) != 2 {
+		t.Fatalf("bob's search_read = %v, %v; want 2 records", out, err)
+	}
+	if _, err := inv.Invoke(bob, "search", []any{5}); err == nil || !strings.Contains(err.Error(), "must be a model name") {
+		t.Fatalf("search without a model name: %v", err)
+	}
+}
