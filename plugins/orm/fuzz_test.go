@@ -18,9 +18,9 @@ func fuzzSchema() *schema {
 			"number": {Kind: KindChar}, "total": {Kind: KindFloat}, "paid": {Kind: KindBool}, "date": {Kind: KindDate},
 			"state":   {Kind: KindSelection, Options: []Option{{Value: "draft"}, {Value: "paid"}}},
 			"partner": {Kind: KindMany2One, Target: "contact"}, "meta": {Kind: KindJSON},
-			"lines":   {Kind: KindOne2Many, Target: "line", Inverse: "invoice"},
-			"tags":    {Kind: KindMany2Many, Target: "contact"},
-			"email":   {Kind: KindRelated, Path: "partner.name"},
+			"lines": {Kind: KindOne2Many, Target: "line", Inverse: "invoice"},
+			"tags":  {Kind: KindMany2Many, Target: "contact"},
+			"email": {Kind: KindRelated, Path: "partner.name"},
 		}}},
 		{id: "3", plugin: "p", item: Model{Name: "line", Fields: map[string]Field{
 			"invoice": {Kind: KindMany2One, Target: "invoice"}, "product": {Kind: KindChar}}}},
