@@ -20,6 +20,7 @@ import (
 	"github.com/sms-baseline/sms/plugins/agentloop"
 	"github.com/sms-baseline/sms/plugins/collections"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
+	"github.com/sms-baseline/sms/plugins/orm"
 	"github.com/sms-baseline/sms/plugins/scheduler"
 )
 
@@ -50,6 +51,10 @@ type Options struct {
 	// Model is the tenant's model. When set, a plugin provides it under
 	// contracts.ModelKey and the chat agent (agentloop) is installed.
 	Model contracts.ModelService
+	// ORM configures the ORM plugin; its ContextOf says which user a
+	// request or chat turn acts for (the default: anonymous, and only a
+	// guard decides).
+	ORM orm.Options
 	// Plugins are the application's own system plugins, installed last.
 	Plugins []kernel.Plugin
 	// Logger receives the kernel's and plugins' logs. Default: discarded.
@@ -85,6 +90,7 @@ func systemPlugins(opts Options) []kernel.Plugin {
 		smshttp.Plugin(smshttp.Options{Credentials: credentials(opts)}),
 		collections.Plugin(),
 		scheduler.Plugin(),
+		orm.New(opts.ORM),
 		judge.New(judge.Options{Executor: opts.Executor, Policy: opts.Policy, Logger: opts.Logger}).Plugin(),
 	}
 	if opts.Model != nil {

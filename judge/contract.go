@@ -61,7 +61,7 @@ var (
 	// A prompt item steers what the agent builds next, so it waits for a
 	// human; a tool only answers when the agent calls it, and every change
 	// the agent then makes goes through the judge again.
-	DefaultSensitivePoints = []string{"route", "schedule", "prompt", "model-method", "model-hook", "automation"}
+	DefaultSensitivePoints = []string{"route", "schedule", "prompt", "model-field", "model-method", "model-hook", "model-onchange", "automation"}
 )
 
 // Status is the outcome of a submission or decision.
