@@ -106,23 +106,28 @@ func (c *compiler) term(m *model, alias string, t term, path []string) (string, 
 	return c.compare(m, alias, t, f)
 }
 
-// hop compiles the rest of a path through relation f as an EXISTS
-// subquery: true or false, never null, so "!" negates it cleanly.
+// hop compiles the rest of a path through relation f as a subquery that
+// selects no null: "col IN (...)" is then true or false, never null, so
+// "!" negates it cleanly, and the subquery does not depend on the outer
+// row, so both engines can run it once and use the relation's index.
 func (c *compiler) hop(f *field, alias string, t term, rest []string) (string, error) {
 	target, next := f.target, c.alias()
-	var from, link string
+	var outer, sel, from string
 	switch f.Kind {
 	case KindMany2One:
-		from = fmt.Sprintf(`%q %s`, Table(target.name), next)
-		link = fmt.Sprintf(`%s."id" = %s.%q`, next, alias, f.name)
+		outer = fmt.Sprintf(`%s.%q IS NOT NULL AND %s.%q`, alias, f.name, alias, f.name)
+		sel = fmt.Sprintf(`%s."id"`, next)
+		from = fmt.Sprintf(`%q %s WHERE 1=1`, Table(target.name), next)
 	case KindOne2Many:
-		from = fmt.Sprintf(`%q %s`, Table(target.name), next)
-		link = fmt.Sprintf(`%s.%q = %s."id"`, next, f.Inverse, alias)
+		outer = fmt.Sprintf(`%s."id"`, alias)
+		sel = fmt.Sprintf(`%s.%q`, next, f.Inverse)
+		from = fmt.Sprintf(`%q %s WHERE %s.%q IS NOT NULL`, Table(target.name), next, next, f.Inverse)
 	case KindMany2Many:
 		j := c.alias()
-		from = fmt.Sprintf(`%q %s JOIN %q %s ON %s."id" = %s.%q`, relationOf(f.owner.name, f.name, f.Field), j,
+		outer = fmt.Sprintf(`%s."id"`, alias)
+		sel = fmt.Sprintf(`%s.%q`, j, joinSrc)
+		from = fmt.Sprintf(`%q %s JOIN %q %s ON %s."id" = %s.%q WHERE 1=1`, relationOf(f.owner.name, f.name, f.Field), j,
 			Table(target.name), next, next, j, joinDst)
-		link = fmt.Sprintf(`%s.%q = %s."id"`, j, joinSrc, alias)
 	}
 	cond, err := c.term(target, next, t, rest)
 	if err != nil {
@@ -132,7 +137,7 @@ func (c *compiler) hop(f *field, alias string, t term, rest []string) (string, e
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("EXISTS (SELECT 1 FROM %s WHERE %s AND %s%s)", from, link, cond, guard), nil
+	return fmt.Sprintf("(%s IN (SELECT %s FROM %s AND %s%s))", outer, sel, from, cond, guard), nil
 }
 
 // guardOf returns " AND <the guard's read domain>" for a model a path

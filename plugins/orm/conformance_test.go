@@ -15,7 +15,7 @@ import (
 	"github.com/sms-baseline/sms/plugins/orm/ormtest"
 )
 
-func openSQLite(t *testing.T) contracts.Database {
+func openSQLite(t testing.TB) contracts.Database {
 	t.Helper()
 	db, err := sqlite.Open(context.Background(), sqlite.Memory)
 	if err != nil {
@@ -26,7 +26,7 @@ func openSQLite(t *testing.T) contracts.Database {
 }
 
 // openPostgres opens a fresh schema and drops it when the test ends.
-func openPostgres(t *testing.T) contracts.Database {
+func openPostgres(t testing.TB) contracts.Database {
 	t.Helper()
 	url := storetest.PostgresURL(t)
 	schema := "orm_" + strings.ToLower(rand.Text())

@@ -15,7 +15,7 @@ import (
 
 // Open returns a fresh, empty database for one test; it closes it (and
 // drops what it made) with t.Cleanup.
-type Open func(t *testing.T) contracts.Database
+type Open func(t testing.TB) contracts.Database
 
 // Suite is what the suite runs on: fresh databases, and the system
 // plugins the ORM needs besides the database (the http plugin).
@@ -70,7 +70,7 @@ func DatabasePlugin(db contracts.Database) kernel.Plugin {
 
 // Boot starts a kernel with the database, the Base and ORM plugins, the
 // fixture's models and the given plugins, and fails t unless all activate.
-func (s Suite) Boot(t *testing.T, db contracts.Database, opts orm.Options, plugins ...kernel.Plugin) *Env {
+func (s Suite) Boot(t testing.TB, db contracts.Database, opts orm.Options, plugins ...kernel.Plugin) *Env {
 	t.Helper()
 	if opts.Now == nil {
 		opts.Now = Clock
@@ -159,7 +159,7 @@ func Invoice() orm.Model {
 }
 
 // Seed creates the fixture's records as sudo.
-func (e *Env) Seed(t *testing.T) {
+func (e *Env) Seed(t testing.TB) {
 	t.Helper()
 	fr := e.Create(t, "country", "FR", map[string]any{"code": "FR", "name": "France"})
 	de := e.Create(t, "country", "DE", map[string]any{"code": "DE", "name": "Germany"})
@@ -185,7 +185,7 @@ func (e *Env) Seed(t *testing.T) {
 }
 
 // Create creates a record as sudo and remembers its id under name.
-func (e *Env) Create(t *testing.T, model, name string, values map[string]any) int64 {
+func (e *Env) Create(t testing.TB, model, name string, values map[string]any) int64 {
 	t.Helper()
 	id, err := e.ORM.Create(Sudo(), model, values)
 	if err != nil {
