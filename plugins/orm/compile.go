@@ -81,6 +81,9 @@ func (c *compiler) term(m *model, alias string, t term, path []string) (string, 
 	}
 	f := m.fields[name]
 	if f == nil {
+		if m.name == c.root {
+			return "", c.termErr(m, t, "no field %s", name)
+		}
 		return "", c.termErr(m, t, "model %s has no field %s", m.name, name)
 	}
 	if f.broken != "" {

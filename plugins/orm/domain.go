@@ -153,14 +153,17 @@ func parseTerm(item any, at int) (node, error) {
 
 // quote renders a domain item as JSON for an error message.
 func quote(v any) string {
-	raw, err := json.Marshal(v)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprintf("%v", v)
 	}
+	raw := strings.TrimSuffix(b.String(), "\n")
 	if len(raw) > 200 {
-		return string(raw[:200]) + "..."
+		return raw[:200] + "..."
 	}
-	return string(raw)
+	return raw
 }
 
 // likePattern turns a like value into a LIKE pattern with \ as its escape:

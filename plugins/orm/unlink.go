@@ -104,8 +104,11 @@ func (w *writer) onDelete(f *field, set string, arg any, ids []int64, depth int)
 	}
 	switch f.OnDelete {
 	case OnDeleteRestrict:
-		return errorf(ErrConflict, from.name, f.name, "record %s refers to the %s records being deleted, and onDelete is restrict",
-			joinIDs(referrers), f.Target)
+		what := "record " + joinIDs(referrers) + " refers"
+		if len(referrers) > 1 {
+			what = "records " + joinIDs(referrers) + " refer"
+		}
+		return errorf(ErrConflict, from.name, f.name, "%s to the %s records being deleted, and onDelete is restrict", what, f.Target)
 	case OnDeleteCascade:
 		return w.unlink(from, referrers, depth+1)
 	}

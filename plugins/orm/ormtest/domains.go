@@ -103,7 +103,7 @@ func testDomainErrors(t *testing.T, s Suite) {
 	e := s.Boot(t, s.Open(t), orm.Options{})
 	e.Seed(t)
 	for _, c := range []struct{ domain, msg string }{
-		{`[["nope","=",1]]`, "has no field nope"},
+		{`[["nope","=",1]]`, "no field nope"},
 		{`[["state","=","bogus"]]`, `want one of "draft", "posted", "paid"`},
 		{`[["total",">","abc"]]`, "want a number"},
 		{`["|",["state","=","draft"]]`, "operator | needs more"},
