@@ -129,7 +129,7 @@ func TestAgentNeverSudo(t *testing.T) {
 		"anonymous sudo":  orm.Sudo(ctx),
 		"sudo over a req": orm.Sudo(smshttp.WithPrincipal(ctx, smshttp.Principal{Authenticated: true, Name: "root"})),
 	} {
-		out, err := e.ORM.Call(c, "invoice", "probe", []int64{inv1}, nil)
+		out, err := e.ORM.Call(c, "invoice", orm.MethodRequest{Method: "probe", IDs: []int64{inv1}})
 		if err != nil {
 			t.Fatalf("%s: call probe: %v", name, err)
 		}

@@ -72,7 +72,7 @@ func (w *writer) owned(f *field, parent, id int64) error {
 		return fmt.Errorf("model %s field %s: %w", f.owner.name, f.name, err)
 	}
 	if len(rows) == 0 {
-		return errorf(ErrInvalid, f.owner.name, f.name, "%s record %d is not one of record %d's", f.Target, id, parent)
+		return errorf(ErrInvalid, at{f.owner.name, f.name}, "%s record %d is not one of record %d's", f.Target, id, parent)
 	}
 	return nil
 }
@@ -83,7 +83,7 @@ func (w *writer) detach(f *field, ids []int64) error {
 		return nil
 	}
 	if f.invert != nil && f.invert.Required {
-		return errorf(ErrInvalid, f.owner.name, f.name, "%s.%s is required, so its records cannot be unlinked; delete them instead",
+		return errorf(ErrInvalid, at{f.owner.name, f.name}, "%s.%s is required, so its records cannot be unlinked; delete them instead",
 			f.Target, f.Inverse)
 	}
 	if err := w.visible(f.target, ActionWrite, ids); err != nil {
@@ -167,7 +167,7 @@ func (w *writer) link(f *field, parent int64, ids []int64) error {
 			return fmt.Errorf("model %s field %s: %w", f.owner.name, f.name, err)
 		}
 		if len(rows) == 0 {
-			return errorf(ErrInvalid, f.owner.name, f.name, "%s record %d does not exist", f.Target, id)
+			return errorf(ErrInvalid, at{f.owner.name, f.name}, "%s record %d does not exist", f.Target, id)
 		}
 		q := fmt.Sprintf(`INSERT INTO %q (%q, %q) VALUES (?, ?) ON CONFLICT DO NOTHING`, w.rel(f), joinSrc, joinDst)
 		if err := w.exec(f, q, parent, id); err != nil {

@@ -15,7 +15,6 @@ type compiler struct {
 	ctx     context.Context
 	root    string // the model errors are reported on
 	svc     *service
-	sch     *schema
 	dialect contracts.Dialect
 	args    []any
 	aliases int
@@ -38,9 +37,9 @@ func (c *compiler) where(m *model, alias string, n node) (string, error) {
 	case nil:
 		return "1=1", nil
 	case andNode:
-		return c.pair(m, alias, x.a, x.b, " AND ")
+		return c.pair(m, alias, [2]node{x.a, x.b}, " AND ")
 	case orNode:
-		return c.pair(m, alias, x.a, x.b, " OR ")
+		return c.pair(m, alias, [2]node{x.a, x.b}, " OR ")
 	case notNode:
 		s, err := c.where(m, alias, x.x)
 		return "NOT (" + s + ")", err
@@ -50,12 +49,12 @@ func (c *compiler) where(m *model, alias string, n node) (string, error) {
 	return "", fmt.Errorf("unknown domain node %T", n)
 }
 
-func (c *compiler) pair(m *model, alias string, a, b node, op string) (string, error) {
-	sa, err := c.where(m, alias, a)
+func (c *compiler) pair(m *model, alias string, ab [2]node, op string) (string, error) {
+	sa, err := c.where(m, alias, ab[0])
 	if err != nil {
 		return "", err
 	}
-	sb, err := c.where(m, alias, b)
+	sb, err := c.where(m, alias, ab[1])
 	if err != nil {
 		return "", err
 	}
@@ -157,7 +156,7 @@ func (c *compiler) guardOf(m *model, alias string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the guard's domain for model %s: %w", m.name, err)
 	}
-	inner := &compiler{ctx: c.ctx, svc: c.svc, sch: c.sch, dialect: c.dialect, aliases: c.aliases}
+	inner := &compiler{ctx: c.ctx, svc: c.svc, dialect: c.dialect, aliases: c.aliases}
 	s, err := inner.where(m, alias, n)
 	if err != nil {
 		return "", err

@@ -3,8 +3,6 @@ package orm
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 )
 
 // Key is the key whose value is the Service. It is system-only both ways:
@@ -161,6 +159,13 @@ type Method struct {
 	Model   string     `json:"model"`
 	Name    string     `json:"name"`
 	Handler MethodFunc `json:"-"`
+}
+
+// MethodRequest names a method of a model and what to call it with.
+type MethodRequest struct {
+	Method string         `json:"method"`
+	IDs    []int64        `json:"ids"`
+	Args   map[string]any `json:"args,omitempty"`
 }
 
 // MethodFunc runs a model method.
@@ -346,22 +351,6 @@ type GuardFuncs struct {
 	DomainFunc func(ctx context.Context, r GuardRequest) (Domain, error)
 }
 
-// Can implements Guard.
-func (g GuardFuncs) Can(ctx context.Context, r GuardRequest) error {
-	if g.CanFunc == nil {
-		return nil
-	}
-	return g.CanFunc(ctx, r)
-}
-
-// Domain implements Guard.
-func (g GuardFuncs) Domain(ctx context.Context, r GuardRequest) (Domain, error) {
-	if g.DomainFunc == nil {
-		return nil, nil
-	}
-	return g.DomainFunc(ctx, r)
-}
-
 // Service is the value of Key. Every method is safe for concurrent use and
 // acts for the OpContext its ctx carries (the zero one when none: an
 // anonymous user the guard decides about). Reads may be retried; a write
@@ -388,7 +377,7 @@ type Service interface {
 	// ReadGroup answers grouped aggregates.
 	ReadGroup(ctx context.Context, model string, req GroupRequest) ([]Group, error)
 	// Call runs a model method on records.
-	Call(ctx context.Context, model, method string, ids []int64, args map[string]any) (any, error)
+	Call(ctx context.Context, model string, call MethodRequest) (any, error)
 	// Onchange asks the model's onchanges what to change when field changes.
 	Onchange(ctx context.Context, model, field string, values map[string]any) (map[string]any, error)
 	// On registers a listener called after each committed write of event;
@@ -444,30 +433,5 @@ type Error struct {
 	Msg   string
 }
 
-func (e *Error) Error() string {
-	var parts []string
-	if e.Model != "" {
-		parts = append(parts, "model "+e.Model)
-	}
-	if e.Field != "" {
-		parts = append(parts, "field "+e.Field)
-	}
-	if e.Term != "" {
-		parts = append(parts, "term "+e.Term)
-	}
-	if len(parts) == 0 {
-		return e.Msg
-	}
-	return strings.Join(parts, " ") + ": " + e.Msg
-}
-
-// Unwrap returns the kind, so errors.Is(err, ErrInvalid) works.
-func (e *Error) Unwrap() error { return e.Kind }
-
 // Table returns the table name of a model.
 func Table(model string) string { return TablePrefix + model }
-
-// errorf builds an *Error.
-func errorf(kind error, model, field, format string, args ...any) *Error {
-	return &Error{Kind: kind, Model: model, Field: field, Msg: fmt.Sprintf(format, args...)}
-}

@@ -11,7 +11,7 @@ import (
 
 // fuzzSchema is a small schema with every kind a domain path can cross.
 func fuzzSchema() *schema {
-	return build([]owned[Model]{
+	return build(contribs{models: []owned[Model]{
 		{id: "1", plugin: "p", item: Model{Name: "contact", Fields: map[string]Field{
 			"name": {Kind: KindChar}, "age": {Kind: KindInt}, "parent": {Kind: KindMany2One, Target: "contact"}}}},
 		{id: "2", plugin: "p", item: Model{Name: "invoice", Fields: map[string]Field{
@@ -24,7 +24,7 @@ func fuzzSchema() *schema {
 		}}},
 		{id: "3", plugin: "p", item: Model{Name: "line", Fields: map[string]Field{
 			"invoice": {Kind: KindMany2One, Target: "invoice"}, "product": {Kind: KindChar}}}},
-	}, nil, nil, nil, nil)
+	}})
 }
 
 // FuzzDomain feeds arbitrary JSON to the parser and compiler: neither may
@@ -58,7 +58,7 @@ func FuzzDomain(f *testing.F) {
 			return
 		}
 		for _, d := range []contracts.Dialect{contracts.DialectSQLite, contracts.DialectPostgres} {
-			c := &compiler{root: "invoice", sch: sch, dialect: d}
+			c := &compiler{root: "invoice", dialect: d}
 			sql, err := c.where(sch.models["invoice"], "t0", n)
 			if err != nil {
 				var oe *Error

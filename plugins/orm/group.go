@@ -28,17 +28,17 @@ func (s *service) groupKey(m *model, entry string) (groupKey, error) {
 	} else if f := m.fields[name]; f != nil && f.stored() {
 		kind = f.Kind
 	} else {
-		return groupKey{}, errorf(ErrInvalid, m.name, name, "groupBy needs a stored field of the model")
+		return groupKey{}, errorf(ErrInvalid, at{m.name, name}, "groupBy needs a stored field of the model")
 	}
 	col := fmt.Sprintf(`t0.%q`, name)
 	if !hasGran {
 		if kind == KindJSON {
-			return groupKey{}, errorf(ErrInvalid, m.name, name, "a json field cannot be grouped by")
+			return groupKey{}, errorf(ErrInvalid, at{m.name, name}, "a json field cannot be grouped by")
 		}
 		return groupKey{name: entry, sql: col, kind: kind}, nil
 	}
 	if kind != KindDate && kind != KindDatetime {
-		return groupKey{}, errorf(ErrInvalid, m.name, name, "groupBy %s needs a date or datetime field, not a %s", entry, kind)
+		return groupKey{}, errorf(ErrInvalid, at{m.name, name}, "groupBy %s needs a date or datetime field, not a %s", entry, kind)
 	}
 	var expr string
 	switch gran {
@@ -55,7 +55,7 @@ func (s *service) groupKey(m *model, entry string) (groupKey, error) {
 			expr = "date(substr(" + col + ", 1, 10), 'weekday 0', '-6 days')"
 		}
 	default:
-		return groupKey{}, errorf(ErrInvalid, m.name, name, "granularity %q must be one of %s", gran, strings.Join(granularities, ", "))
+		return groupKey{}, errorf(ErrInvalid, at{m.name, name}, "granularity %q must be one of %s", gran, strings.Join(granularities, ", "))
 	}
 	return groupKey{name: entry, sql: expr, kind: KindChar}, nil
 }
@@ -73,7 +73,7 @@ func aggregateOf(m *model, name, spec string) (aggregate, error) {
 	}
 	fn, fname, ok := strings.Cut(spec, ":")
 	if !ok || !slices.Contains([]string{"sum", "avg", "min", "max"}, fn) {
-		return aggregate{}, errorf(ErrInvalid, m.name, "", "aggregate %s: %q must be count or sum|avg|min|max:field", name, spec)
+		return aggregate{}, errorf(ErrInvalid, at{m.name, ""}, "aggregate %s: %q must be count or sum|avg|min|max:field", name, spec)
 	}
 	var kind Kind
 	if isSystemField(fname) && fname != FieldDisplay {
@@ -81,11 +81,11 @@ func aggregateOf(m *model, name, spec string) (aggregate, error) {
 	} else if f := m.fields[fname]; f != nil && f.stored() {
 		kind = f.Kind
 	} else {
-		return aggregate{}, errorf(ErrInvalid, m.name, fname, "aggregate %s needs a stored field (computed fields are not stored)", name)
+		return aggregate{}, errorf(ErrInvalid, at{m.name, fname}, "aggregate %s needs a stored field (computed fields are not stored)", name)
 	}
 	numeric := kind == KindInt || kind == KindFloat
 	if (fn == "sum" || fn == "avg") && !numeric || kind == KindJSON || kind == KindBool {
-		return aggregate{}, errorf(ErrInvalid, m.name, fname, "%s of a %s field is not defined", fn, kind)
+		return aggregate{}, errorf(ErrInvalid, at{m.name, fname}, "%s of a %s field is not defined", fn, kind)
 	}
 	return aggregate{name: name, fn: fn, sql: fmt.Sprintf(`%s(t0.%q)`, strings.ToUpper(fn), fname), kind: kind}, nil
 }
@@ -109,7 +109,7 @@ func (a aggregate) value(v any) any {
 }
 
 func (s *service) ReadGroup(ctx context.Context, model string, req GroupRequest) ([]Group, error) {
-	sch, m, err := s.model(ctx, model)
+	_, m, err := s.model(ctx, model)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (s *service) ReadGroup(ctx context.Context, model string, req GroupRequest)
 	aggs := []aggregate{{name: "count", fn: "count", sql: "COUNT(*)", kind: KindInt}}
 	for _, name := range slices.Sorted(maps.Keys(req.Aggregates)) {
 		if name == "count" || slices.Contains(req.GroupBy, name) {
-			return nil, errorf(ErrInvalid, m.name, "", "aggregate name %q is already taken by count or a group", name)
+			return nil, errorf(ErrInvalid, at{m.name, ""}, "aggregate name %q is already taken by count or a group", name)
 		}
 		a, err := aggregateOf(m, name, req.Aggregates[name])
 		if err != nil {
@@ -131,22 +131,27 @@ func (s *service) ReadGroup(ctx context.Context, model string, req GroupRequest)
 		aggs = append(aggs, a)
 	}
 	if req.Limit < 0 || req.Limit > MaxLimit {
-		return nil, errorf(ErrInvalid, m.name, "", "limit %d must be from 1 to %d (0 for no limit)", req.Limit, MaxLimit)
+		return nil, errorf(ErrInvalid, at{m.name, ""}, "limit %d must be from 1 to %d (0 for no limit)", req.Limit, MaxLimit)
 	}
-	where, args, err := s.filter(ctx, sch, m, ActionRead, req.Domain)
+	where, args, err := s.filter(ctx, m, ActionRead, req.Domain)
 	if err != nil {
 		return nil, err
 	}
-	return s.groups(ctx, m, keys, aggs, groupQuery{where: where, args: args, limit: req.Limit})
+	return s.groups(ctx, groupQuery{m: m, keys: keys, aggs: aggs, where: where, args: args, limit: req.Limit})
 }
 
+// groupQuery is one compiled grouped read.
 type groupQuery struct {
+	m     *model
+	keys  []groupKey
+	aggs  []aggregate
 	where string
 	args  []any
 	limit int
 }
 
-func (s *service) groups(ctx context.Context, m *model, keys []groupKey, aggs []aggregate, gq groupQuery) ([]Group, error) {
+func (s *service) groups(ctx context.Context, gq groupQuery) ([]Group, error) {
+	m, keys, aggs := gq.m, gq.keys, gq.aggs
 	var sel, by, order []string
 	for i, k := range keys {
 		sel = append(sel, fmt.Sprintf(`%s AS "g%d"`, k.sql, i))

@@ -32,11 +32,11 @@ func (s *service) before(ctx context.Context, sch *schema, c Change) error {
 	}
 	ctx, ok := deeper(ctx)
 	if !ok {
-		return errorf(ErrRejected, c.Model, "", "%s rejected: hooks are nested %d deep", c.Event, MaxHookDepth)
+		return errorf(ErrRejected, at{c.Model, ""}, "%s rejected: hooks are nested %d deep", c.Event, MaxHookDepth)
 	}
 	for _, h := range hooks {
 		if err := callHook(ctx, h.item.Handler, copyChange(c)); err != nil {
-			return errorf(ErrRejected, c.Model, "", "%s rejected by a hook of plugin %s: %v", c.Event, h.plugin, err)
+			return errorf(ErrRejected, at{c.Model, ""}, "%s rejected by a hook of plugin %s: %v", c.Event, h.plugin, err)
 		}
 	}
 	return nil
@@ -98,14 +98,15 @@ func callMethod(ctx context.Context, m owned[Method], call MethodCall) (out any,
 	return m.item.Handler(ctx, call)
 }
 
-func (s *service) Call(ctx context.Context, model, method string, ids []int64, args map[string]any) (any, error) {
+func (s *service) Call(ctx context.Context, model string, req MethodRequest) (any, error) {
+	method, ids, args := req.Method, req.IDs, req.Args
 	sch, m, err := s.model(ctx, model)
 	if err != nil {
 		return nil, err
 	}
 	meth, ok := sch.methods[m.name][method]
 	if !ok {
-		return nil, errorf(ErrNotFound, m.name, "", "no method %s", method)
+		return nil, errorf(ErrNotFound, at{m.name, ""}, "no method %s", method)
 	}
 	r := &reader{ctx: ctx, s: s, sch: sch}
 	rows, err := r.byIDs(m, ids)
@@ -113,7 +114,7 @@ func (s *service) Call(ctx context.Context, model, method string, ids []int64, a
 		return nil, err
 	}
 	if len(rows) != len(uniq(ids)) {
-		return nil, errorf(ErrNotFound, m.name, "", "some of records %s do not exist or may not be read by this user", joinIDs(ids))
+		return nil, errorf(ErrNotFound, at{m.name, ""}, "some of records %s do not exist or may not be read by this user", joinIDs(ids))
 	}
 	call := MethodCall{Model: m.name, IDs: ids, Records: scalars(m, rows), Args: args, Op: s.opOf(ctx)}
 	if meth.system {
@@ -121,7 +122,7 @@ func (s *service) Call(ctx context.Context, model, method string, ids []int64, a
 	}
 	out, err := callMethod(ctx, meth, call)
 	if err != nil {
-		return nil, errorf(ErrRejected, m.name, "", "method %s (plugin %s) failed: %v", method, meth.plugin, err)
+		return nil, errorf(ErrRejected, at{m.name, ""}, "method %s (plugin %s) failed: %v", method, meth.plugin, err)
 	}
 	return out, nil
 }
@@ -140,7 +141,7 @@ func (s *service) Onchange(ctx context.Context, model, field string, values map[
 		return nil, err
 	}
 	if m.fields[field] == nil {
-		return nil, errorf(ErrInvalid, m.name, field, "no such field")
+		return nil, errorf(ErrInvalid, at{m.name, field}, "no such field")
 	}
 	changes := map[string]any{}
 	cur := maps.Clone(values)
@@ -153,11 +154,11 @@ func (s *service) Onchange(ctx context.Context, model, field string, values map[
 		}
 		out, err := callOnchange(ctx, o.item.Handler, OnchangeEvent{Model: m.name, Field: field, Values: maps.Clone(cur), Op: s.opOf(ctx)})
 		if err != nil {
-			return nil, errorf(ErrRejected, m.name, field, "onchange of plugin %s failed: %v", o.plugin, err)
+			return nil, errorf(ErrRejected, at{m.name, field}, "onchange of plugin %s failed: %v", o.plugin, err)
 		}
 		for k, v := range out {
 			if m.fields[k] == nil {
-				return nil, errorf(ErrInvalid, m.name, k, "onchange of plugin %s changes a field the model does not have", o.plugin)
+				return nil, errorf(ErrInvalid, at{m.name, k}, "onchange of plugin %s changes a field the model does not have", o.plugin)
 			}
 			changes[k], cur[k] = v, v
 		}

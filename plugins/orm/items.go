@@ -122,10 +122,10 @@ func parseMethod(item any) (Method, error) {
 		return m, err
 	}
 	if !contracts.ValidIdent(m.Name) {
-		return m, errorf(ErrInvalid, m.Model, "", "method name %q must be a lowercase identifier", m.Name)
+		return m, errorf(ErrInvalid, at{m.Model, ""}, "method name %q must be a lowercase identifier", m.Name)
 	}
 	if m.Handler == nil {
-		return m, errorf(ErrInvalid, m.Model, "", "method %s has no handler", m.Name)
+		return m, errorf(ErrInvalid, at{m.Model, ""}, "method %s has no handler", m.Name)
 	}
 	return m, nil
 }
@@ -158,13 +158,13 @@ func parseHook(item any) (Hook, error) {
 		return h, err
 	}
 	if !slices.Contains([]Event{EventCreate, EventWrite, EventUnlink}, h.On) {
-		return h, errorf(ErrInvalid, h.Model, "", "hook on %q must be create, write or unlink", h.On)
+		return h, errorf(ErrInvalid, at{h.Model, ""}, "hook on %q must be create, write or unlink", h.On)
 	}
 	if h.When != WhenBefore && h.When != WhenAfter {
-		return h, errorf(ErrInvalid, h.Model, "", "hook when %q must be before or after", h.When)
+		return h, errorf(ErrInvalid, at{h.Model, ""}, "hook when %q must be before or after", h.When)
 	}
 	if h.Handler == nil {
-		return h, errorf(ErrInvalid, h.Model, "", "hook on %s has no handler", h.On)
+		return h, errorf(ErrInvalid, at{h.Model, ""}, "hook on %s has no handler", h.On)
 	}
 	return h, nil
 }
@@ -194,10 +194,10 @@ func parseOnchange(item any) (Onchange, error) {
 		return o, err
 	}
 	if !contracts.ValidIdent(o.Field) {
-		return o, errorf(ErrInvalid, o.Model, o.Field, "onchange field must be a field name")
+		return o, errorf(ErrInvalid, at{o.Model, o.Field}, "onchange field must be a field name")
 	}
 	if o.Handler == nil {
-		return o, errorf(ErrInvalid, o.Model, o.Field, "onchange has no handler")
+		return o, errorf(ErrInvalid, at{o.Model, o.Field}, "onchange has no handler")
 	}
 	return o, nil
 }
@@ -267,12 +267,12 @@ func checkModel(m Model) error {
 	}
 	if m.DisplayField != "" {
 		if _, ok := m.Fields[m.DisplayField]; !ok {
-			return errorf(ErrInvalid, m.Name, m.DisplayField, "displayField names no field of the model")
+			return errorf(ErrInvalid, at{m.Name, m.DisplayField}, "displayField names no field of the model")
 		}
 	}
 	if m.Order != "" {
 		if _, err := parseOrder(m.Order); err != nil {
-			return errorf(ErrInvalid, m.Name, "", "order: %v", err)
+			return errorf(ErrInvalid, at{m.Name, ""}, "order: %v", err)
 		}
 	}
 	return nil
@@ -292,9 +292,9 @@ func isSystemField(name string) bool {
 // checkField checks one field's declaration on its own; references to
 // other models are resolved later, when both are declared.
 func checkField(model, name string, f Field) error {
-	bad := func(format string, args ...any) error { return errorf(ErrInvalid, model, name, format, args...) }
+	bad := func(format string, args ...any) error { return errorf(ErrInvalid, at{model, name}, format, args...) }
 	if !contracts.ValidIdent(name) {
-		return errorf(ErrInvalid, model, fmt.Sprintf("%q", name), "a field name must be a lowercase letter followed by up to 40 lowercase letters, digits or underscores")
+		return errorf(ErrInvalid, at{model, fmt.Sprintf("%q", name)}, "a field name must be a lowercase letter followed by up to 40 lowercase letters, digits or underscores")
 	}
 	if isSystemField(name) {
 		return bad("the name is reserved for a field every model has")
@@ -324,7 +324,7 @@ func checkField(model, name string, f Field) error {
 }
 
 func checkKindAttrs(model, name string, f Field) error {
-	bad := func(format string, args ...any) error { return errorf(ErrInvalid, model, name, format, args...) }
+	bad := func(format string, args ...any) error { return errorf(ErrInvalid, at{model, name}, format, args...) }
 	switch f.Kind {
 	case KindSelection:
 		if len(f.Options) == 0 {

@@ -67,12 +67,13 @@ func signature(m *model) string {
 // dropped or altered, so a withdrawn model or field keeps its data.
 func migrate(ctx context.Context, db contracts.Database, cols columns, m *model) error {
 	return db.Tx(ctx, func(tx contracts.Querier) error {
-		if err := migrateTable(ctx, tx, cols, m); err != nil {
+		mg := migrator{ctx: ctx, tx: tx, cols: cols}
+		if err := mg.table(m); err != nil {
 			return err
 		}
 		for _, name := range m.names() {
 			if f := m.fields[name]; f.Kind == KindMany2Many && f.broken == "" {
-				if err := migrateJoin(ctx, tx, cols, m, f); err != nil {
+				if err := mg.join(m, f); err != nil {
 					return err
 				}
 			}
@@ -81,7 +82,15 @@ func migrate(ctx context.Context, db contracts.Database, cols columns, m *model)
 	})
 }
 
-func migrateTable(ctx context.Context, tx contracts.Querier, cols columns, m *model) error {
+// migrator migrates inside one transaction.
+type migrator struct {
+	ctx  context.Context
+	tx   contracts.Querier
+	cols columns
+}
+
+func (mg migrator) table(m *model) error {
+	ctx, tx, cols := mg.ctx, mg.tx, mg.cols
 	table := Table(m.name)
 	have, err := tx.Columns(ctx, table)
 	if err != nil {
@@ -99,14 +108,15 @@ func migrateTable(ctx context.Context, tx contracts.Querier, cols columns, m *mo
 		if !f.stored() || slices.Contains(have, name) {
 			continue
 		}
-		if err := addColumn(ctx, tx, cols, table, f); err != nil {
+		if err := mg.addColumn(table, f); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func addColumn(ctx context.Context, tx contracts.Querier, cols columns, table string, f *field) error {
+func (mg migrator) addColumn(table string, f *field) error {
+	ctx, tx, cols := mg.ctx, mg.tx, mg.cols
 	if err := contracts.CheckIdent(f.name); err != nil {
 		return err
 	}
@@ -130,7 +140,8 @@ func addColumn(ctx context.Context, tx contracts.Querier, cols columns, table st
 	return err
 }
 
-func migrateJoin(ctx context.Context, tx contracts.Querier, cols columns, m *model, f *field) error {
+func (mg migrator) join(m *model, f *field) error {
+	ctx, tx, cols := mg.ctx, mg.tx, mg.cols
 	rel := relationOf(m.name, f.name, f.Field)
 	if err := contracts.CheckIdent(rel); err != nil {
 		return &Error{Kind: ErrInvalid, Model: m.name, Field: f.name, Msg: err.Error()}

@@ -143,7 +143,7 @@ func (s *service) migrateProspective(m owned[Model], fc *owned[FieldContribution
 	} else {
 		models = append(models, m)
 	}
-	sch := build(models, fields, nil, nil, nil)
+	sch := build(contribs{models: models, fields: fields})
 	target, ok := sch.models[name]
 	if !ok {
 		return nil // a field of a model not declared yet: migrated when it is

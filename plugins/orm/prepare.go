@@ -52,19 +52,19 @@ func (p preparer) prepare(m *model, values map[string]any, create bool) (*prepar
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		v := values[name]
 		if isSystemField(name) {
-			return nil, errorf(ErrInvalid, m.name, name, "is set by the ORM and cannot be written")
+			return nil, errorf(ErrInvalid, at{m.name, name}, "is set by the ORM and cannot be written")
 		}
 		f := m.fields[name]
 		switch {
 		case f == nil:
-			return nil, errorf(ErrInvalid, m.name, name, "no such field")
+			return nil, errorf(ErrInvalid, at{m.name, name}, "no such field")
 		case f.broken != "":
-			return nil, errorf(ErrInvalid, m.name, name, "cannot be written: %s", f.broken)
+			return nil, errorf(ErrInvalid, at{m.name, name}, "cannot be written: %s", f.broken)
 		case f.Kind == KindComputed || f.Kind == KindRelated:
-			return nil, errorf(ErrInvalid, m.name, name, "is %s and cannot be written", f.Kind)
+			return nil, errorf(ErrInvalid, at{m.name, name}, "is %s and cannot be written", f.Kind)
 		case f.Kind == KindOne2Many || f.Kind == KindMany2Many:
 			if p.nested {
-				return nil, errorf(ErrInvalid, m.name, name, "x2many commands cannot nest inside another command")
+				return nil, errorf(ErrInvalid, at{m.name, name}, "x2many commands cannot nest inside another command")
 			}
 			cmds, err := p.commands(f, v)
 			if err != nil {
@@ -74,10 +74,10 @@ func (p preparer) prepare(m *model, values map[string]any, create bool) (*prepar
 		default:
 			arg, err := toArg(f.Field, v)
 			if err != nil {
-				return nil, errorf(ErrInvalid, m.name, name, "%v", err)
+				return nil, errorf(ErrInvalid, at{m.name, name}, "%v", err)
 			}
 			if arg == nil && f.Required {
-				return nil, errorf(ErrInvalid, m.name, name, "is required")
+				return nil, errorf(ErrInvalid, at{m.name, name}, "is required")
 			}
 			out.cols[name] = arg
 		}
@@ -103,12 +103,12 @@ func (p preparer) defaults(m *model, out *prepared) error {
 		if f.Default != nil {
 			v, err := defaultArg(f.Field, f.Default, p.op, p.s.now)
 			if err != nil {
-				return errorf(ErrInvalid, m.name, name, "default: %v", err)
+				return errorf(ErrInvalid, at{m.name, name}, "default: %v", err)
 			}
 			out.cols[name] = v
 		}
 		if out.cols[name] == nil && f.Required {
-			return errorf(ErrInvalid, m.name, name, "is required")
+			return errorf(ErrInvalid, at{m.name, name}, "is required")
 		}
 	}
 	return nil
@@ -118,7 +118,7 @@ func (p preparer) defaults(m *model, out *prepared) error {
 // {op, id?, ids?, values?}.
 func (p preparer) commands(f *field, v any) ([]command, error) {
 	bad := func(format string, args ...any) error {
-		return errorf(ErrInvalid, f.owner.name, f.name, format, args...)
+		return errorf(ErrInvalid, at{f.owner.name, f.name}, format, args...)
 	}
 	list, ok := v.([]any)
 	if !ok {
@@ -162,13 +162,13 @@ func (p preparer) command(f *field, obj map[string]any) (command, error) {
 	c.op, _ = obj["op"].(string)
 	for k := range obj {
 		if k != "op" && k != "id" && k != "ids" && k != "values" {
-			return c, errorf(ErrInvalid, f.owner.name, f.name, "unknown key %q (use op, id, ids, values)", k)
+			return c, errorf(ErrInvalid, at{f.owner.name, f.name}, "unknown key %q (use op, id, ids, values)", k)
 		}
 	}
 	needID := func() error {
 		id, ok := asInt(obj["id"])
 		if !ok || id < 1 {
-			return errorf(ErrInvalid, f.owner.name, f.name, "%s needs id, a record id of %s", c.op, f.Target)
+			return errorf(ErrInvalid, at{f.owner.name, f.name}, "%s needs id, a record id of %s", c.op, f.Target)
 		}
 		c.id = id
 		return nil
@@ -182,11 +182,11 @@ func (p preparer) command(f *field, obj map[string]any) (command, error) {
 		}
 		vals, ok := obj["values"].(map[string]any)
 		if !ok {
-			return c, errorf(ErrInvalid, f.owner.name, f.name, "%s needs values, an object", c.op)
+			return c, errorf(ErrInvalid, at{f.owner.name, f.name}, "%s needs values, an object", c.op)
 		}
 		if f.Kind == KindOne2Many {
 			if _, set := vals[f.Inverse]; set {
-				return c, errorf(ErrInvalid, f.owner.name, f.name, "values may not set the inverse %s; the command does", f.Inverse)
+				return c, errorf(ErrInvalid, at{f.owner.name, f.name}, "values may not set the inverse %s; the command does", f.Inverse)
 			}
 		}
 		inner := p
@@ -205,11 +205,11 @@ func (p preparer) command(f *field, obj map[string]any) (command, error) {
 		raw, _ := obj["ids"].([]any)
 		ids, ok := idList(raw)
 		if !ok || obj["ids"] == nil {
-			return c, errorf(ErrInvalid, f.owner.name, f.name, "set needs ids, a list of record ids of %s", f.Target)
+			return c, errorf(ErrInvalid, at{f.owner.name, f.name}, "set needs ids, a list of record ids of %s", f.Target)
 		}
 		c.ids = ids
 	default:
-		return c, errorf(ErrInvalid, f.owner.name, f.name, "op %q must be create, update, delete, link, unlink or set", c.op)
+		return c, errorf(ErrInvalid, at{f.owner.name, f.name}, "op %q must be create, update, delete, link, unlink or set", c.op)
 	}
 	return c, nil
 }

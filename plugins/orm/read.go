@@ -48,7 +48,7 @@ func selectList(m *model, alias string) string {
 // rows loads the rows of m matching cond (SQL on alias t0 with args) that
 // the caller may read, in m's order.
 func (r *reader) rows(m *model, cond string, args []any) ([]contracts.Row, error) {
-	where, gargs, err := r.s.filter(r.ctx, r.sch, m, ActionRead, nil)
+	where, gargs, err := r.s.filter(r.ctx, m, ActionRead, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (s *service) Read(ctx context.Context, model string, ids []int64, spec Read
 	}
 	for _, id := range ids {
 		if id < 1 {
-			return nil, errorf(ErrInvalid, model, "", "record id %d must be a whole number from 1", id)
+			return nil, errorf(ErrInvalid, at{model, ""}, "record id %d must be a whole number from 1", id)
 		}
 	}
 	if err := checkSpec(sch, m, spec, 0); err != nil {
@@ -110,7 +110,7 @@ func (s *service) Read(ctx context.Context, model string, ids []int64, spec Read
 		out = append(out, rec)
 	}
 	if len(missing) > 0 {
-		return nil, errorf(ErrNotFound, model, "", "no record %s that this user may read", strings.Join(missing, ", "))
+		return nil, errorf(ErrNotFound, at{model, ""}, "no record %s that this user may read", strings.Join(missing, ", "))
 	}
 	return out, nil
 }
@@ -119,21 +119,21 @@ func (s *service) Read(ctx context.Context, model string, ids []int64, spec Read
 // relations have nested specs.
 func checkSpec(sch *schema, m *model, spec ReadSpec, depth int) error {
 	if depth > MaxSpecDepth {
-		return errorf(ErrInvalid, m.name, "", "the read spec nests deeper than %d relations", MaxSpecDepth)
+		return errorf(ErrInvalid, at{m.name, ""}, "the read spec nests deeper than %d relations", MaxSpecDepth)
 	}
 	for name, sub := range spec {
 		if isSystemField(name) {
 			if len(sub) > 0 {
-				return errorf(ErrInvalid, m.name, name, "is not a relation; give it an empty spec")
+				return errorf(ErrInvalid, at{m.name, name}, "is not a relation; give it an empty spec")
 			}
 			continue
 		}
 		f := m.fields[name]
 		if f == nil {
-			return errorf(ErrInvalid, m.name, name, "no such field")
+			return errorf(ErrInvalid, at{m.name, name}, "no such field")
 		}
 		if f.broken != "" {
-			return errorf(ErrInvalid, m.name, name, "cannot be read: %s", f.broken)
+			return errorf(ErrInvalid, at{m.name, name}, "cannot be read: %s", f.broken)
 		}
 		switch f.Kind {
 		case KindMany2One, KindOne2Many, KindMany2Many:
@@ -142,7 +142,7 @@ func checkSpec(sch *schema, m *model, spec ReadSpec, depth int) error {
 			}
 		default:
 			if len(sub) > 0 {
-				return errorf(ErrInvalid, m.name, name, "is a %s, not a relation; give it an empty spec", f.Kind)
+				return errorf(ErrInvalid, at{m.name, name}, "is a %s, not a relation; give it an empty spec", f.Kind)
 			}
 		}
 	}
@@ -179,15 +179,24 @@ func (r *reader) build(m *model, rows []contracts.Row, spec ReadSpec) ([]Record,
 			}
 		}
 	}) {
-		if err := r.fill(m, name, spec[name], rows, recs, ids); err != nil {
+		if err := r.fill(batch{m: m, rows: rows, recs: recs, ids: ids}, name, spec[name]); err != nil {
 			return nil, err
 		}
 	}
 	return recs, nil
 }
 
-// fill sets field name on every record.
-func (r *reader) fill(m *model, name string, sub ReadSpec, rows []contracts.Row, recs []Record, ids []int64) error {
+// batch is the records of one model being built, with their rows and ids.
+type batch struct {
+	m    *model
+	rows []contracts.Row
+	recs []Record
+	ids  []int64
+}
+
+// fill sets field name on every record of b.
+func (r *reader) fill(b batch, name string, sub ReadSpec) error {
+	m, rows, recs, ids := b.m, b.rows, b.recs, b.ids
 	switch name {
 	case FieldID:
 		return nil
@@ -211,7 +220,7 @@ func (r *reader) fill(m *model, name string, sub ReadSpec, rows []contracts.Row,
 	case KindMany2Many:
 		return r.many2many(f, sub, recs, ids)
 	case KindComputed:
-		return r.computed(m, f, rows, recs, ids)
+		return r.computed(b, f)
 	case KindRelated:
 		return r.related(f, rows, recs)
 	}

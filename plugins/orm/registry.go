@@ -19,13 +19,18 @@ type owned[T any] struct {
 // registry holds the live contributions of the five points and the schema
 // resolved from them, rebuilt after every change.
 type registry struct {
-	mu        sync.RWMutex
+	mu sync.RWMutex
+	contribs
+	cur *schema
+}
+
+// contribs are the live contributions of the five points, in order.
+type contribs struct {
 	models    []owned[Model]
 	fields    []owned[FieldContribution]
 	methods   []owned[Method]
 	hooks     []owned[Hook]
 	onchanges []owned[Onchange]
-	cur       *schema
 }
 
 func (r *registry) addModel(o owned[Model]) {
@@ -81,7 +86,7 @@ func (r *registry) schema() *schema {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cur == nil {
-		r.cur = build(r.models, r.fields, r.methods, r.hooks, r.onchanges)
+		r.cur = build(r.contribs)
 	}
 	return r.cur
 }
@@ -92,13 +97,13 @@ func (r *registry) checkModel(plugin string, m Model) error {
 	defer r.mu.RUnlock()
 	for _, o := range r.models {
 		if o.item.Name == m.Name && o.plugin != plugin {
-			return errorf(ErrInvalid, m.Name, "", "the model is already declared by plugin %s", o.plugin)
+			return errorf(ErrInvalid, at{m.Name, ""}, "the model is already declared by plugin %s", o.plugin)
 		}
 	}
 	for _, o := range r.fields {
 		if o.item.Model == m.Name && o.plugin != plugin {
 			if _, ok := m.Fields[o.item.Name]; ok {
-				return errorf(ErrInvalid, m.Name, o.item.Name, "the field is already added by plugin %s", o.plugin)
+				return errorf(ErrInvalid, at{m.Name, o.item.Name}, "the field is already added by plugin %s", o.plugin)
 			}
 		}
 	}
@@ -111,12 +116,12 @@ func (r *registry) checkField(plugin string, fc FieldContribution) error {
 	defer r.mu.RUnlock()
 	for _, o := range r.models {
 		if _, ok := o.item.Fields[fc.Name]; ok && o.item.Name == fc.Model && o.plugin != plugin {
-			return errorf(ErrInvalid, fc.Model, fc.Name, "the model's declaration by plugin %s already has the field", o.plugin)
+			return errorf(ErrInvalid, at{fc.Model, fc.Name}, "the model's declaration by plugin %s already has the field", o.plugin)
 		}
 	}
 	for _, o := range r.fields {
 		if o.item.Model == fc.Model && o.item.Name == fc.Name && o.plugin != plugin {
-			return errorf(ErrInvalid, fc.Model, fc.Name, "the field is already added by plugin %s", o.plugin)
+			return errorf(ErrInvalid, at{fc.Model, fc.Name}, "the field is already added by plugin %s", o.plugin)
 		}
 	}
 	return nil
@@ -157,8 +162,8 @@ func (f *field) stored() bool { return stored(f.Kind) && f.broken == "" }
 // names returns the model's declared field names, sorted.
 func (m *model) names() []string { return slices.Sorted(maps.Keys(m.fields)) }
 
-func build(models []owned[Model], fields []owned[FieldContribution], methods []owned[Method],
-	hooks []owned[Hook], onchanges []owned[Onchange]) *schema {
+func build(c contribs) *schema {
+	models, fields, methods, hooks, onchanges := c.models, c.fields, c.methods, c.hooks, c.onchanges
 	s := &schema{models: map[string]*model{}, methods: map[string]map[string]owned[Method]{},
 		hooks: map[string][]owned[Hook]{}, onchanges: map[string][]owned[Onchange]{}}
 	for _, o := range models {

@@ -113,13 +113,14 @@ func scalars(m *model, rows []contracts.Row) []Record {
 }
 
 // computed calls the field's method once for all the records.
-func (r *reader) computed(m *model, f *field, rows []contracts.Row, recs []Record, ids []int64) error {
+func (r *reader) computed(b batch, f *field) error {
+	m, rows, recs, ids := b.m, b.rows, b.recs, b.ids
 	if len(rows) == 0 {
 		return nil
 	}
 	meth, ok := r.sch.methods[m.name][f.Compute]
 	if !ok {
-		return errorf(ErrInvalid, m.name, f.name, "compute method %s is not contributed", f.Compute)
+		return errorf(ErrInvalid, at{m.name, f.name}, "compute method %s is not contributed", f.Compute)
 	}
 	op := r.s.opOf(r.ctx)
 	call := MethodCall{Model: m.name, IDs: ids, Records: scalars(m, rows), Op: op}
@@ -128,18 +129,18 @@ func (r *reader) computed(m *model, f *field, rows []contracts.Row, recs []Recor
 	}
 	out, err := callMethod(r.ctx, meth, call)
 	if err != nil {
-		return errorf(ErrInvalid, m.name, f.name, "compute %s (plugin %s) failed: %v", f.Compute, meth.plugin, err)
+		return errorf(ErrInvalid, at{m.name, f.name}, "compute %s (plugin %s) failed: %v", f.Compute, meth.plugin, err)
 	}
 	values, err := computedValues(out)
 	if err != nil {
-		return errorf(ErrInvalid, m.name, f.name, "compute %s (plugin %s): %v", f.Compute, meth.plugin, err)
+		return errorf(ErrInvalid, at{m.name, f.name}, "compute %s (plugin %s): %v", f.Compute, meth.plugin, err)
 	}
 	for i, id := range ids {
 		v := values[fmt.Sprint(id)]
 		if v != nil && f.Returns != KindJSON {
 			x, err := toArg(Field{Kind: f.Returns, Options: f.Options}, v)
 			if err != nil {
-				return errorf(ErrInvalid, m.name, f.name, "compute %s answered for record %d: %v", f.Compute, id, err)
+				return errorf(ErrInvalid, at{m.name, f.name}, "compute %s answered for record %d: %v", f.Compute, id, err)
 			}
 			v = fromColumn(f.Returns, x)
 		}

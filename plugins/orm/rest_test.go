@@ -8,10 +8,14 @@ import (
 	"testing"
 )
 
+// restCall is one request of TestREST.
+type restCall struct{ token, method, path, body string }
+
 // call sends a JSON request as the credential token ("" for none) and
 // returns the status and decoded body.
-func (e *agentEnv) call(t *testing.T, token, method, path, body string) (int, map[string]any) {
+func (e *agentEnv) call(t *testing.T, c restCall) (int, map[string]any) {
 	t.Helper()
+	token, method, path, body := c.token, c.method, c.path, c.body
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
 	if body != "" {
 		r.Header.Set("Content-Type", "application/json")
@@ -61,7 +65,7 @@ func TestREST(t *testing.T) {
 		{"bob-token", "POST", "/api/orm/invoice/search", `{"sudo":true}`, 400, `unknown key \"sudo\"`},
 		{"", "POST", "/api/orm/invoice/search", `{}`, 401, `"kind":"auth"`},
 	} {
-		status, body := e.call(t, c.token, c.method, c.path, c.body)
+		status, body := e.call(t, restCall{c.token, c.method, c.path, c.body})
 		raw, _ := json.Marshal(body)
 		if status != c.status || !strings.Contains(string(raw), c.want) {
 			t.Errorf("%s %s %s as %q = %d %s; want %d with %s", c.method, c.path, c.body, c.token, status, raw, c.status, c.want)

@@ -81,7 +81,7 @@ func (s *service) Models() []string {
 func (s *service) Spec(name string) (ModelSpec, error) {
 	m, ok := s.reg.schema().models[name]
 	if !ok {
-		return ModelSpec{}, errorf(ErrInvalid, name, "", "no such model")
+		return ModelSpec{}, errorf(ErrInvalid, at{name, ""}, "no such model")
 	}
 	spec := ModelSpec{Name: m.name, Description: m.description, Plugin: m.plugin, DisplayField: m.display}
 	for i, t := range m.order {
@@ -93,16 +93,14 @@ func (s *service) Spec(name string) (ModelSpec, error) {
 			spec.Order += " desc"
 		}
 	}
-	for _, sys := range []FieldSpec{
+	spec.Fields = append(spec.Fields, []FieldSpec{
 		{Name: FieldID, Field: Field{Kind: KindInt}, Stored: true, ReadOnly: true},
 		{Name: FieldDisplay, Field: Field{Kind: KindChar}, ReadOnly: true},
 		{Name: FieldCreatedAt, Field: Field{Kind: KindDatetime}, Stored: true, ReadOnly: true},
 		{Name: FieldUpdatedAt, Field: Field{Kind: KindDatetime}, Stored: true, ReadOnly: true},
 		{Name: FieldCreatedBy, Field: Field{Kind: KindInt}, Stored: true, ReadOnly: true},
 		{Name: FieldUpdatedBy, Field: Field{Kind: KindInt}, Stored: true, ReadOnly: true},
-	} {
-		spec.Fields = append(spec.Fields, sys)
-	}
+	}...)
 	for _, n := range m.names() {
 		f := m.fields[n]
 		if f.broken != "" {
@@ -120,7 +118,7 @@ func (s *service) model(ctx context.Context, name string) (*schema, *model, erro
 	sch := s.reg.schema()
 	m, ok := sch.models[name]
 	if !ok {
-		return nil, nil, errorf(ErrInvalid, name, "", "no such model")
+		return nil, nil, errorf(ErrInvalid, at{name, ""}, "no such model")
 	}
 	return sch, m, s.ensure(ctx, m)
 }
@@ -199,7 +197,7 @@ func (s *service) guardDomain(ctx context.Context, model string, action Action) 
 
 // filter compiles the WHERE clause selecting m's records at alias t0 that
 // match domain and that op may act on with action.
-func (s *service) filter(ctx context.Context, sch *schema, m *model, action Action, domain Domain) (string, []any, error) {
+func (s *service) filter(ctx context.Context, m *model, action Action, domain Domain) (string, []any, error) {
 	op := s.opOf(ctx)
 	gd, err := s.admit(ctx, op, m.name, action)
 	if err != nil {
@@ -213,13 +211,13 @@ func (s *service) filter(ctx context.Context, sch *schema, m *model, action Acti
 	if err != nil {
 		return "", nil, fmt.Errorf("the guard's domain for %s of model %s: %w", action, m.name, err)
 	}
-	c := &compiler{ctx: ctx, root: m.name, svc: s, sch: sch, dialect: s.db.Dialect(), guarded: !op.Sudo}
+	c := &compiler{ctx: ctx, root: m.name, svc: s, dialect: s.db.Dialect(), guarded: !op.Sudo}
 	where, err := c.where(m, "t0", n)
 	if err != nil {
 		return "", nil, err
 	}
 	if g != nil {
-		gc := &compiler{ctx: ctx, svc: s, sch: sch, dialect: s.db.Dialect(), aliases: c.aliases}
+		gc := &compiler{ctx: ctx, svc: s, dialect: s.db.Dialect(), aliases: c.aliases}
 		gw, err := gc.where(m, "t0", g)
 		if err != nil {
 			return "", nil, fmt.Errorf("the guard's domain for %s of model %s: %w", action, m.name, err)
@@ -239,7 +237,7 @@ func domainErr(model string, err error) error {
 }
 
 func (s *service) Search(ctx context.Context, model string, domain Domain, opts SearchOptions) ([]int64, error) {
-	sch, m, err := s.model(ctx, model)
+	_, m, err := s.model(ctx, model)
 	if err != nil {
 		return nil, err
 	}
@@ -250,14 +248,14 @@ func (s *service) Search(ctx context.Context, model string, domain Domain, opts 
 	order := m.order
 	if opts.Order != "" {
 		if order, err = parseOrder(opts.Order); err != nil {
-			return nil, errorf(ErrInvalid, m.name, "", "order: %v", err)
+			return nil, errorf(ErrInvalid, at{m.name, ""}, "order: %v", err)
 		}
 	}
 	by, err := orderBy(m, "t0", order)
 	if err != nil {
 		return nil, err
 	}
-	where, args, err := s.filter(ctx, sch, m, ActionRead, domain)
+	where, args, err := s.filter(ctx, m, ActionRead, domain)
 	if err != nil {
 		return nil, err
 	}
@@ -276,9 +274,9 @@ func (s *service) Search(ctx context.Context, model string, domain Domain, opts 
 func pageLimit(model string, opts SearchOptions) (int, error) {
 	switch {
 	case opts.Limit < 0 || opts.Limit > MaxLimit:
-		return 0, errorf(ErrInvalid, model, "", "limit %d must be from 1 to %d (0 for %d)", opts.Limit, MaxLimit, DefaultLimit)
+		return 0, errorf(ErrInvalid, at{model, ""}, "limit %d must be from 1 to %d (0 for %d)", opts.Limit, MaxLimit, DefaultLimit)
 	case opts.Offset < 0:
-		return 0, errorf(ErrInvalid, model, "", "offset %d must not be negative", opts.Offset)
+		return 0, errorf(ErrInvalid, at{model, ""}, "offset %d must not be negative", opts.Offset)
 	case opts.Limit == 0:
 		return DefaultLimit, nil
 	}
@@ -286,11 +284,11 @@ func pageLimit(model string, opts SearchOptions) (int, error) {
 }
 
 func (s *service) Count(ctx context.Context, model string, domain Domain) (int64, error) {
-	sch, m, err := s.model(ctx, model)
+	_, m, err := s.model(ctx, model)
 	if err != nil {
 		return 0, err
 	}
-	where, args, err := s.filter(ctx, sch, m, ActionRead, domain)
+	where, args, err := s.filter(ctx, m, ActionRead, domain)
 	if err != nil {
 		return 0, err
 	}

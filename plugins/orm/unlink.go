@@ -47,14 +47,14 @@ func (s *service) Unlink(ctx context.Context, name string, ids []int64) error {
 // theirs), set null clears the reference. Join rows on either side go.
 func (w *writer) unlink(m *model, ids []int64, depth int) error {
 	if depth > maxCascade {
-		return errorf(ErrConflict, m.name, "", "cascading deletes go deeper than %d models", maxCascade)
+		return errorf(ErrConflict, at{m.name, ""}, "cascading deletes go deeper than %d models", maxCascade)
 	}
 	set, arg := idSet(w.s.db.Dialect(), ids)
 	for _, f := range m.inbound {
 		if f.broken != "" {
 			continue
 		}
-		if err := w.onDelete(f, set, arg, ids, depth); err != nil {
+		if err := w.onDelete(f, ids, depth); err != nil {
 			return err
 		}
 	}
@@ -81,8 +81,9 @@ func (w *writer) unlink(m *model, ids []int64, depth int) error {
 	return nil
 }
 
-func (w *writer) onDelete(f *field, set string, arg any, ids []int64, depth int) error {
+func (w *writer) onDelete(f *field, ids []int64, depth int) error {
 	from := f.owner
+	set, arg := idSet(w.s.db.Dialect(), ids)
 	refs, err := w.tx.Query(w.ctx, fmt.Sprintf(`SELECT "id", %q AS "ref" FROM %q WHERE %q IN (%s)`, f.name, Table(from.name), f.name, set), arg)
 	if err != nil {
 		return fmt.Errorf("unlink: read model %s field %s: %w", from.name, f.name, err)
@@ -108,7 +109,7 @@ func (w *writer) onDelete(f *field, set string, arg any, ids []int64, depth int)
 		if len(referrers) > 1 {
 			what = "records " + joinIDs(referrers) + " refer"
 		}
-		return errorf(ErrConflict, from.name, f.name, "%s to the %s records being deleted, and onDelete is restrict", what, f.Target)
+		return errorf(ErrConflict, at{from.name, f.name}, "%s to the %s records being deleted, and onDelete is restrict", what, f.Target)
 	case OnDeleteCascade:
 		return w.unlink(from, referrers, depth+1)
 	}

@@ -64,7 +64,7 @@ func toArg(f Field, v any) (any, error) {
 	case KindJSON:
 		raw, err := json.Marshal(v)
 		if err != nil {
-			return nil, fmt.Errorf("want a JSON value: %v", err)
+			return nil, fmt.Errorf("want a JSON value: %w", err)
 		}
 		return string(raw), nil
 	}

@@ -34,7 +34,7 @@ func (s *service) compileGuards(ctx context.Context, sch *schema, need map[*mode
 			if _, done := conds[key]; done {
 				continue
 			}
-			where, wargs, err := s.filter(ctx, sch, m, a, nil)
+			where, wargs, err := s.filter(ctx, m, a, nil)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -90,7 +90,7 @@ func (w *writer) visible(m *model, action Action, ids []int64) error {
 		}
 	}
 	if len(missing) > 0 {
-		return errorf(ErrNotFound, m.name, "", "no record %s that this user may %s", strings.Join(missing, ", "), action)
+		return errorf(ErrNotFound, at{m.name, ""}, "no record %s that this user may %s", strings.Join(missing, ", "), action)
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func (w *writer) refs(m *model, cols map[string]any) error {
 			return fmt.Errorf("check model %s field %s: %w", m.name, name, err)
 		}
 		if len(rows) == 0 {
-			return errorf(ErrInvalid, m.name, name, "%s record %v does not exist", f.Target, v)
+			return errorf(ErrInvalid, at{m.name, name}, "%s record %v does not exist", f.Target, v)
 		}
 	}
 	return nil
@@ -142,7 +142,7 @@ func (w *writer) insert(m *model, cols map[string]any) (int64, error) {
 	}
 	id, _ := asInt(rows[0]["id"])
 	if err := w.visible(m, ActionCreate, []int64{id}); err != nil {
-		return 0, errorf(ErrForbidden, m.name, "", "the record would be outside what this user may create")
+		return 0, errorf(ErrForbidden, at{m.name, ""}, "the record would be outside what this user may create")
 	}
 	return id, nil
 }
@@ -247,11 +247,11 @@ func (s *service) newWriter(ctx context.Context, sch *schema, op OpContext, need
 
 func checkIDs(m *model, ids []int64) error {
 	if len(ids) == 0 {
-		return errorf(ErrInvalid, m.name, "", "no record ids given")
+		return errorf(ErrInvalid, at{m.name, ""}, "no record ids given")
 	}
 	for _, id := range ids {
 		if id < 1 {
-			return errorf(ErrInvalid, m.name, "", "record id %d must be a whole number from 1", id)
+			return errorf(ErrInvalid, at{m.name, ""}, "record id %d must be a whole number from 1", id)
 		}
 	}
 	return nil
