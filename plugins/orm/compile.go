@@ -128,7 +128,7 @@ func (c *compiler) hop(f *field, alias string, t term, rest []string) (string, e
 		j := c.alias()
 		outer = fmt.Sprintf(`%s."id"`, alias)
 		sel = fmt.Sprintf(`%s.%q`, j, joinSrc)
-		from = fmt.Sprintf(`%q %s JOIN %q %s ON %s."id" = %s.%q WHERE 1=1`, relationOf(f.owner.name, f.name, f.Field), j,
+		from = fmt.Sprintf(`%q %s JOIN %q %s ON %s."id" = %s.%q WHERE 1=1`, relationOf(f.owner.name, f.name), j,
 			Table(target.name), next, next, j, joinDst)
 	}
 	cond, err := c.term(target, next, t, rest)
@@ -227,6 +227,9 @@ func (c *compiler) equality(col string, t term, arg func(any) (any, error)) (str
 // in compiles in and not in; a null in the list matches null, and not in
 // matches null unless the list holds one.
 func (c *compiler) in(col string, t term, arg func(any) (any, error)) (string, error) {
+	if n := len(t.value.([]any)); n > MaxInValues {
+		return "", &Error{Kind: ErrInvalid, Model: c.root, Term: t.raw, Msg: fmt.Sprintf("%s takes at most %d values, got %d", t.op, MaxInValues, n)}
+	}
 	var marks []string
 	hasNull := false
 	for _, v := range t.value.([]any) {

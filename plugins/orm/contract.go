@@ -121,9 +121,6 @@ type Field struct {
 	OnDelete OnDelete `json:"onDelete,omitempty"`
 	// Inverse is the many2one field of Target that a one2many reads.
 	Inverse string `json:"inverse,omitempty"`
-	// Relation names a many2many's join table; the default is
-	// r_<model>_<field>.
-	Relation string `json:"relation,omitempty"`
 	// Compute names the model-method a computed field calls, Returns the
 	// kind of its values and Depends the fields (dotted paths) it reads.
 	Compute string   `json:"compute,omitempty"`

@@ -9,8 +9,12 @@ import (
 	"github.com/sms-baseline/sms/contracts"
 )
 
-// MaxDomainItems bounds a domain's length (operators plus terms).
-const MaxDomainItems = 1000
+// Bounds of a domain: its length (operators plus terms), and the values
+// of one in or not in.
+const (
+	MaxDomainItems = 1000
+	MaxInValues    = 1000
+)
 
 // Operators a domain term may use.
 var operators = []string{"=", "!=", "<", "<=", ">", ">=", "in", "not in", "like", "ilike"}

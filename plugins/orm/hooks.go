@@ -6,9 +6,10 @@ import (
 	"maps"
 )
 
-// MaxHookDepth bounds hooks that write: a write made from a hook runs
-// hooks one level deeper, and at this depth before hooks reject the write
-// and after hooks are skipped, so a hook that triggers itself ends.
+// MaxHookDepth bounds hooks and methods that call back into the ORM: a
+// call made from a hook or method runs one level deeper, and at this depth
+// before hooks and methods fail and after hooks are skipped, so one that
+// triggers itself ends.
 const MaxHookDepth = 8
 
 type depthKey struct{}
@@ -119,6 +120,10 @@ func (s *service) Call(ctx context.Context, model string, req MethodRequest) (an
 	call := MethodCall{Model: m.name, IDs: ids, Records: scalars(m, rows), Args: args, Op: s.opOf(ctx)}
 	if meth.system {
 		call.Orm = s
+	}
+	ctx, ok = deeper(ctx)
+	if !ok {
+		return nil, errorf(ErrRejected, at{m.name, ""}, "method %s: methods and hooks are nested %d deep", method, MaxHookDepth)
 	}
 	out, err := callMethod(ctx, meth, call)
 	if err != nil {

@@ -347,11 +347,6 @@ func checkKindAttrs(model, name string, f Field) error {
 		if f.Kind == KindOne2Many && !contracts.ValidIdent(f.Inverse) {
 			return bad("a one2many needs inverse: the many2one field of %s that points back", f.Target)
 		}
-		if f.Kind == KindMany2Many {
-			if rel := relationOf(model, name, f); !contracts.ValidIdent(rel) {
-				return bad("join table %q is not a valid identifier; name a shorter one with relation", rel)
-			}
-		}
 	case KindComputed:
 		if !contracts.ValidIdent(f.Compute) {
 			return bad("a computed field needs compute: the name of a model-method of %s", model)
@@ -376,10 +371,12 @@ func stored(k Kind) bool {
 	return true
 }
 
-// relationOf returns a many2many's join table.
-func relationOf(model, name string, f Field) string {
-	if f.Relation != "" {
-		return f.Relation
+// relationOf returns a many2many's join table: r_<model>_<field>, or
+// r_ and a hash of both when that is too long. Plugins never name it, so
+// a field cannot point its links at another table.
+func relationOf(model, name string) string {
+	if rel := "r_" + model + "_" + name; contracts.ValidIdent(rel) {
+		return rel
 	}
-	return "r_" + model + "_" + name
+	return "r_" + shortHash(model+"."+name)
 }

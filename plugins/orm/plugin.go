@@ -94,7 +94,7 @@ func define(api *kernel.API, s *service) error {
 	}{
 		{ModelPoint, "{name, fields: {name: {kind, ...}}, displayField?, order?}: a model stored in table m_<name>", s.validateModel},
 		{FieldPoint, "{model, name, field: {kind, ...}}: one more field of a model", s.validateField},
-		{MethodPoint, "{model, name, handler(env, ids, {records, args})}: a model method", func(_ string, item any) error { _, err := parseMethod(item); return err }},
+		{MethodPoint, "{model, name, handler(env, ids, {records, args})}: a model method", s.validateMethod},
 		{HookPoint, "{model, on: create|write|unlink, when?: before|after, handler(change)}", func(_ string, item any) error { _, err := parseHook(item); return err }},
 		{OnchangePoint, "{model, field, handler({values})}: what a form changes when field does", func(_ string, item any) error { _, err := parseOnchange(item); return err }},
 	}
@@ -118,6 +118,14 @@ func (s *service) validateModel(plugin string, item any) error {
 		return err
 	}
 	return s.migrateProspective(owned[Model]{id: "prospective", plugin: plugin, item: m}, nil)
+}
+
+func (s *service) validateMethod(plugin string, item any) error {
+	m, err := parseMethod(item)
+	if err != nil || !s.live.Load() {
+		return err
+	}
+	return s.reg.checkMethod(plugin, m)
 }
 
 func (s *service) validateField(plugin string, item any) error {

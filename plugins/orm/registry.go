@@ -127,6 +127,20 @@ func (r *registry) checkField(plugin string, fc FieldContribution) error {
 	return nil
 }
 
+// checkMethod reports a method of the same model and name that another
+// plugin already contributes: one owner per method, so a computed field
+// cannot be answered by whoever contributes first.
+func (r *registry) checkMethod(plugin string, m Method) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, o := range r.methods {
+		if o.item.Model == m.Model && o.item.Name == m.Name && o.plugin != plugin {
+			return errorf(ErrInvalid, at{m.Model, ""}, "method %s is already contributed by plugin %s", m.Name, o.plugin)
+		}
+	}
+	return nil
+}
+
 // schema is the resolved, immutable view of the contributions.
 type schema struct {
 	models    map[string]*model

@@ -52,7 +52,7 @@ func (r *reader) many2many(f *field, sub ReadSpec, recs []Record, ids []int64) e
 	if len(ids) > 0 {
 		set, arg := idSet(r.s.db.Dialect(), ids)
 		q := fmt.Sprintf(`SELECT %q AS "src", %q AS "dst" FROM %q WHERE %q IN (%s)`, joinSrc, joinDst,
-			relationOf(f.owner.name, f.name, f.Field), joinSrc, set)
+			relationOf(f.owner.name, f.name), joinSrc, set)
 		links, err := r.s.db.Query(r.ctx, q, arg)
 		if err != nil {
 			return fmt.Errorf("read model %s field %s: %w", f.owner.name, f.name, err)
@@ -127,7 +127,11 @@ func (r *reader) computed(b batch, f *field) error {
 	if isSystemMethod(meth) {
 		call.Orm = r.s
 	}
-	out, err := callMethod(r.ctx, meth, call)
+	ctx, ok := deeper(r.ctx)
+	if !ok {
+		return errorf(ErrRejected, at{m.name, f.name}, "compute %s: methods are nested %d deep", f.Compute, MaxHookDepth)
+	}
+	out, err := callMethod(ctx, meth, call)
 	if err != nil {
 		return errorf(ErrInvalid, at{m.name, f.name}, "compute %s (plugin %s) failed: %v", f.Compute, meth.plugin, err)
 	}

@@ -228,7 +228,13 @@ func (s *service) Write(ctx context.Context, model string, ids []int64, values m
 		if err := w.update(m, ids, p.cols); err != nil {
 			return err
 		}
-		return w.commands(p, ids)
+		if err := w.commands(p, ids); err != nil {
+			return err
+		}
+		if err := w.visible(m, ActionWrite, ids); err != nil {
+			return errorf(ErrForbidden, at{m.name, ""}, "the write would move records outside what this user may write")
+		}
+		return nil
 	})
 	if err != nil {
 		return err

@@ -112,6 +112,7 @@ func testDomainErrors(t *testing.T, s Suite) {
 		{`[["doubled",">",1]]`, "cannot be searched"},
 		{`[["notes","like","50%\\"]]`, "unpaired"},
 		{`[["qty","in",5]]`, "needs a list"},
+		{`[["qty","in",[` + strings.Repeat("1,", orm.MaxInValues) + `1]]]`, "takes at most 1000 values"},
 		{`[["qty","like","5"]]`, "needs a text field"},
 		{`[["partner.nope","=",1]]`, "model contact has no field nope"},
 		{`[["total.x","=",1]]`, "not a relation"},

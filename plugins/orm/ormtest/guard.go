@@ -83,6 +83,15 @@ func testGuard(t *testing.T, s Suite) {
 	if n, _ := e.ORM.Count(Sudo(), "invoice", orm.Domain{[]any{"number", "=", "X"}}); n != 0 {
 		t.Fatalf("the refused create left %d records", n)
 	}
+	// A write may not move a record out of what the user may write (seen
+	// failing without the check after the update).
+	err = e.ORM.Write(user, "invoice", []int64{e.ID("invoice", "INV-1")}, map[string]any{"partner": e.ID("contact", "Beta"), "total": 5})
+	if !errors.Is(err, orm.ErrForbidden) {
+		t.Fatalf("user moves INV-1 to Beta: %v, want ErrForbidden", err)
+	}
+	if got := search(user, orm.Domain{[]any{"total", "=", 100}}); !slices.Equal(got, []string{"INV-1"}) {
+		t.Fatalf("after the refused write the user sees %v with total 100, want [INV-1]", got)
+	}
 	recs, err := e.ORM.Read(user, "invoice", []int64{e.ID("invoice", "INV-1")}, orm.ReadSpec{"partner": {"name": nil}})
 	if err != nil || Show(recs[0]["partner"]) == "null" {
 		t.Fatalf("user reads INV-1's partner: %s, %v", Show(recs), err)

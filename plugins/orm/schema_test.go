@@ -1,0 +1,80 @@
+package orm_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/sms-baseline/sms/kernel"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
+	"github.com/sms-baseline/sms/plugins/orm"
+	"github.com/sms-baseline/sms/plugins/orm/ormtest"
+)
+
+func suiteSQLite() ormtest.Suite {
+	return ormtest.Suite{Open: openSQLite, Base: []kernel.Plugin{smshttp.Plugin(smshttp.Options{})}}
+}
+
+// declare installs a declarative system plugin and returns the settle error.
+func declare(e *ormtest.Env, id string, contributes map[string][]any) error {
+	if err := e.K.Install(kernel.Plugin{Manifest: kernel.Manifest{ID: id, Version: "1", Inject: []string{orm.Key},
+		Contributes: contributes}}); err != nil {
+		return err
+	}
+	return e.K.Settle(context.Background())
+}
+
+// Contributions are checked when they arrive, with errors naming the model
+// and field; a join table is never named by a plugin, so a many2many
+// cannot point its links at another table; a method has one owner. Seen
+// failing with the relation attribute (which let a field write its links
+// into any table) and without checkMethod.
+func TestContributionsAreChecked(t *testing.T) {
+	e := suiteSQLite().Boot(t, openSQLite(t), orm.Options{})
+	for _, c := range []struct {
+		item any
+		msg  string
+	}{
+		{map[string]any{"name": "x", "fields": map[string]any{"t": map[string]any{"kind": "many2many", "target": "tag", "relation": "events"}}}, `unknown field "relation"`},
+		{map[string]any{"name": "x", "fields": map[string]any{"s": map[string]any{"kind": "selection"}}}, "model x field s: a selection needs options"},
+		{map[string]any{"name": "x", "fields": map[string]any{"p": map[string]any{"kind": "many2one"}}}, "model x field p: target"},
+		{map[string]any{"name": "x", "fields": map[string]any{"id": map[string]any{"kind": "int"}}}, "model x field id: the name is reserved"},
+		{map[string]any{"name": "x", "fields": map[string]any{"c": map[string]any{"kind": "computed", "compute": "m", "returns": "one2many"}}}, "model x field c: returns"},
+		{map[string]any{"name": "x", "fields": map[string]any{"q": map[string]any{"kind": "int", "default": "many"}}}, "model x field q: default: want a whole number"},
+		{map[string]any{"name": "x", "fields": map[string]any{"q": map[string]any{"kind": "text", "default": "$now"}}}, "$now needs a datetime field"},
+		{map[string]any{"name": "X", "fields": map[string]any{}}, "a model name must be"},
+		{orm.Model{Name: "invoice"}, "model invoice: the model is already declared by plugin app.sales"},
+	} {
+		err := declare(e, "app.bad", map[string][]any{orm.ModelPoint: {c.item}})
+		v, _ := e.K.Fiber("app.bad")
+		got := v.Error
+		if err != nil {
+			got += " " + err.Error()
+		}
+		if !strings.Contains(got, c.msg) {
+			t.Errorf("declare %s: %v / %s, want an error containing %q", ormtest.Show(c.item), err, v.Error, c.msg)
+		}
+		_ = e.K.Uninstall(context.Background(), "app.bad", true)
+	}
+	err := declare(e, "app.methods", map[string][]any{orm.MethodPoint: {orm.Method{Model: "invoice", Name: "double_total",
+		Handler: func(context.Context, orm.MethodCall) (any, error) { return nil, nil }}}})
+	if v, _ := e.K.Fiber("app.methods"); err == nil || !strings.Contains(v.Error+err.Error(), "method double_total is already contributed by plugin app.sales") {
+		t.Errorf("a second plugin's method of the same name: %v / %s, want refused", err, v.Error)
+	}
+}
+
+// A many2many whose default join table name is too long gets a hashed one.
+func TestLongJoinTableName(t *testing.T) {
+	e := suiteSQLite().Boot(t, openSQLite(t), orm.Options{})
+	long := "a_model_with_a_rather_long_name_x"
+	if err := declare(e, "app.long", map[string][]any{orm.ModelPoint: {orm.Model{Name: long, Fields: map[string]orm.Field{
+		"tags_with_a_long_name": {Kind: orm.KindMany2Many, Target: "tag"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	tag := e.Create(t, "tag", "t", map[string]any{"name": "t"})
+	id := e.Create(t, long, "r", map[string]any{"tags_with_a_long_name": []any{tag}})
+	recs, err := e.ORM.Read(ormtest.Sudo(), long, []int64{id}, orm.ReadSpec{"tags_with_a_long_name": nil})
+	if err != nil || ormtest.Show(recs[0]["tags_with_a_long_name"]) != ormtest.Show([]int64{tag}) {
+		t.Fatalf("read = %s, %v", ormtest.Show(recs), err)
+	}
+}
