@@ -3,6 +3,7 @@ package orm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -171,5 +172,40 @@ func TestUserKeyMethods(t *testing.T) {
 	}
 	if _, err := inv.Invoke(bob, "search", []any{5}); err == nil || !strings.Contains(err.Error(), "must be a model name") {
 		t.Fatalf("search without a model name: %v", err)
+	}
+}
+
+// Onchanges of system and agent plugins both answer a form: the agent's
+// receives the values as JSON and its changes merge after the system's.
+func TestOnchange(t *testing.T) {
+	ctx := context.Background()
+	e := bootGuarded(t)
+	err := e.K.Install(kernel.Plugin{Manifest: kernel.Manifest{ID: "app.onchange", Version: "1", Inject: []string{orm.Key},
+		Contributes: map[string][]any{orm.OnchangePoint: {orm.Onchange{Model: "invoice", Field: "qty",
+			Handler: func(_ context.Context, ev orm.OnchangeEvent) (map[string]any, error) {
+				q, _ := ev.Values["qty"].(float64)
+				return map[string]any{"total": q * 10}, nil
+			}}}}}})
+	if err != nil || e.K.Settle(ctx) != nil {
+		t.Fatalf("install: %v", err)
+	}
+	e.exec.Register("notes", func(ctx context.Context, h kernel.HostBridge, u *kerneltest.Unit) error {
+		fn := u.Func("notes", func(_ context.Context, args []any) (any, error) {
+			ev := args[0].(map[string]any)
+			vals := ev["values"].(map[string]any)
+			return map[string]any{"notes": fmt.Sprintf("%v items, %v", vals["qty"], vals["total"])}, nil
+		})
+		_, err := h.Contribute(ctx, orm.OnchangePoint, kerneltest.JSON(map[string]any{"model": "invoice", "field": "qty", "handler": fn}))
+		return err
+	})
+	if err := kerneltest.Agent(ctx, e.K, kernel.Manifest{ID: "agent.notes", Version: "1", Points: []string{orm.OnchangePoint}}, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	status, body := e.call(t, restCall{"bob-token", "POST", "/api/orm/invoice/onchange", `{"field":"qty","values":{"qty":3}}`})
+	if got := ormtest.Show(body); status != 200 || got != `{"values":{"notes":"3 items, 30","total":30}}` {
+		t.Fatalf("onchange = %d %s", status, got)
+	}
+	if status, body := e.call(t, restCall{"bob-token", "POST", "/api/orm/invoice/onchange", `{"field":"nope","values":{}}`}); status != 400 {
+		t.Fatalf("onchange of an unknown field = %d %v, want 400", status, body)
 	}
 }
