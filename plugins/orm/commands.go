@@ -29,6 +29,9 @@ func (w *writer) one2many(f *field, parent int64, c command) error {
 	t, inv := f.target, f.Inverse
 	switch c.op {
 	case CmdCreate:
+		if err := w.refs(t, c.values.cols); err != nil {
+			return err
+		}
 		cols := map[string]any{inv: parent}
 		for k, v := range c.values.cols {
 			cols[k] = v
@@ -42,6 +45,9 @@ func (w *writer) one2many(f *field, parent int64, c command) error {
 		if err := w.visible(t, ActionWrite, []int64{c.id}); err != nil {
 			return err
 		}
+		if err := w.refs(t, c.values.cols); err != nil {
+			return err
+		}
 		return w.update(t, []int64{c.id}, c.values.cols)
 	case CmdDelete:
 		if err := w.owned(f, parent, c.id); err != nil {
@@ -50,7 +56,7 @@ func (w *writer) one2many(f *field, parent int64, c command) error {
 		if err := w.visible(t, ActionUnlink, []int64{c.id}); err != nil {
 			return err
 		}
-		return w.unlink(t, []int64{c.id}, 0)
+		return w.unlink(t, []int64{c.id})
 	case CmdLink:
 		if err := w.visible(t, ActionWrite, []int64{c.id}); err != nil {
 			return err
@@ -124,13 +130,19 @@ func (w *writer) many2many(f *field, parent int64, c command) error {
 	t := f.target
 	switch c.op {
 	case CmdCreate:
+		if err := w.refs(t, c.values.cols); err != nil {
+			return err
+		}
 		id, err := w.insert(t, c.values.cols)
 		if err != nil {
 			return err
 		}
-		return w.link(f, parent, []int64{id})
+		return w.linkRows(f, parent, []int64{id})
 	case CmdUpdate:
 		if err := w.visible(t, ActionWrite, []int64{c.id}); err != nil {
+			return err
+		}
+		if err := w.refs(t, c.values.cols); err != nil {
 			return err
 		}
 		return w.update(t, []int64{c.id}, c.values.cols)
@@ -138,7 +150,7 @@ func (w *writer) many2many(f *field, parent int64, c command) error {
 		if err := w.visible(t, ActionUnlink, []int64{c.id}); err != nil {
 			return err
 		}
-		return w.unlink(t, []int64{c.id}, 0)
+		return w.unlink(t, []int64{c.id})
 	case CmdLink:
 		return w.link(f, parent, []int64{c.id})
 	case CmdUnlink:
@@ -159,16 +171,27 @@ func (w *writer) exec(f *field, q string, args ...any) error {
 	return nil
 }
 
-// link adds join rows to existing targets; a link already there stays.
+// link adds join rows to targets the user may read; a link already
+// there stays.
 func (w *writer) link(f *field, parent int64, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	found, err := w.matching(f.target, ActionRead, ids)
+	if err != nil {
+		return err
+	}
 	for _, id := range ids {
-		rows, err := w.tx.Query(w.ctx, fmt.Sprintf(`SELECT "id" FROM %q WHERE "id" = ?`, Table(f.Target)), id)
-		if err != nil {
-			return fmt.Errorf("model %s field %s: %w", f.owner.name, f.name, err)
+		if !found[id] {
+			return errorf(ErrInvalid, at{f.owner.name, f.name}, "%s record %d does not exist or may not be read by this user", f.Target, id)
 		}
-		if len(rows) == 0 {
-			return errorf(ErrInvalid, at{f.owner.name, f.name}, "%s record %d does not exist", f.Target, id)
-		}
+	}
+	return w.linkRows(f, parent, ids)
+}
+
+// linkRows writes the join rows.
+func (w *writer) linkRows(f *field, parent int64, ids []int64) error {
+	for _, id := range ids {
 		q := fmt.Sprintf(`INSERT INTO %q (%q, %q) VALUES (?, ?) ON CONFLICT DO NOTHING`, w.rel(f), joinSrc, joinDst)
 		if err := w.exec(f, q, parent, id); err != nil {
 			return err

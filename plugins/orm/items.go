@@ -344,6 +344,9 @@ func checkKindAttrs(model, name string, f Field) error {
 		if f.Kind == KindMany2One && !slices.Contains([]OnDelete{"", OnDeleteRestrict, OnDeleteCascade, OnDeleteSetNull}, f.OnDelete) {
 			return bad("onDelete %q must be restrict, cascade or set null", f.OnDelete)
 		}
+		if f.Kind == KindMany2One && f.Required && f.OnDelete == OnDeleteSetNull {
+			return bad("a required many2one cannot be set null when its target goes; use restrict or cascade")
+		}
 		if f.Kind == KindOne2Many && !contracts.ValidIdent(f.Inverse) {
 			return bad("a one2many needs inverse: the many2one field of %s that points back", f.Target)
 		}
@@ -351,8 +354,8 @@ func checkKindAttrs(model, name string, f Field) error {
 		if !contracts.ValidIdent(f.Compute) {
 			return bad("a computed field needs compute: the name of a model-method of %s", model)
 		}
-		if !stored(f.Returns) || f.Returns == KindMany2One {
-			return bad("returns %q must be a scalar kind (char, text, int, float, bool, date, datetime, json, selection)", f.Returns)
+		if !stored(f.Returns) || f.Returns == KindMany2One || f.Returns == KindSelection {
+			return bad("returns %q must be a scalar kind (char, text, int, float, bool, date, datetime, json)", f.Returns)
 		}
 	case KindRelated:
 		if parts := strings.Split(f.Path, "."); len(parts) < 2 || slices.ContainsFunc(parts, func(p string) bool { return !contracts.ValidIdent(p) }) {

@@ -164,6 +164,7 @@ type field struct {
 	name string
 	Field
 	plugin string
+	system bool // declared by a system plugin
 	owner  *model
 	target *model   // relational kinds
 	invert *field   // one2many: the target's many2one
@@ -186,7 +187,7 @@ func build(c contribs) *schema {
 		}
 		m := &model{name: o.item.Name, plugin: o.plugin, description: o.item.Description, fields: map[string]*field{}}
 		for name, f := range o.item.Fields {
-			m.fields[name] = &field{name: name, Field: f, plugin: o.plugin, owner: m}
+			m.fields[name] = &field{name: name, Field: f, plugin: o.plugin, system: o.system, owner: m}
 		}
 		m.display = o.item.DisplayField
 		m.order, _ = parseOrder(o.item.Order)
@@ -195,7 +196,7 @@ func build(c contribs) *schema {
 	for _, o := range fields {
 		m, ok := s.models[o.item.Model]
 		if ok && m.fields[o.item.Name] == nil {
-			m.fields[o.item.Name] = &field{name: o.item.Name, Field: o.item.Field, plugin: o.plugin, owner: m}
+			m.fields[o.item.Name] = &field{name: o.item.Name, Field: o.item.Field, plugin: o.plugin, system: o.system, owner: m}
 		}
 	}
 	for _, m := range s.models {

@@ -174,8 +174,8 @@ func (r *reader) related(f *field, rows []contracts.Row, recs []Record) error {
 	for i, row := range rows {
 		cur[i] = row[f.path[0].name]
 	}
-	for _, hop := range f.path[:len(f.path)-1] {
-		next := f.path[slices.Index(f.path, hop)+1]
+	for i, hop := range f.path[:len(f.path)-1] {
+		next := f.path[i+1]
 		var ids []int64
 		for _, v := range cur {
 			if id, ok := asInt(v); ok {

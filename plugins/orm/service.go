@@ -106,8 +106,12 @@ func (s *service) Spec(name string) (ModelSpec, error) {
 		if f.broken != "" {
 			continue
 		}
-		spec.Fields = append(spec.Fields, FieldSpec{Name: n, Field: f.Field, Plugin: f.plugin, Stored: f.stored(),
-			ReadOnly: f.Kind == KindComputed || f.Kind == KindRelated})
+		fs := FieldSpec{Name: n, Field: f.Field, Plugin: f.plugin, Stored: f.stored(),
+			ReadOnly: f.Kind == KindComputed || f.Kind == KindRelated}
+		if f.Kind == KindMany2One {
+			fs.OnDelete = f.onDelete() // what unlinking the target really does
+		}
+		spec.Fields = append(spec.Fields, fs)
 	}
 	return spec, nil
 }

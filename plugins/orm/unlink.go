@@ -3,13 +3,16 @@ package orm
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/sms-baseline/sms/contracts"
 )
 
-// maxCascade bounds how many models deep an unlink's cascades may go.
-const maxCascade = 32
+// MaxCascade bounds how many records one unlink may delete, its cascades
+// included.
+const MaxCascade = 100_000
 
 func (s *service) Unlink(ctx context.Context, name string, ids []int64) error {
 	sch, m, err := s.model(ctx, name)
@@ -24,6 +27,10 @@ func (s *service) Unlink(ctx context.Context, name string, ids []int64) error {
 	if err != nil {
 		return err
 	}
+	w.tx = s.db // checked before the hooks run, and again in the transaction
+	if err := w.visible(m, ActionUnlink, ids); err != nil {
+		return err
+	}
 	change := Change{Model: m.name, Event: EventUnlink, IDs: ids, Op: op}
 	if err := s.before(ctx, sch, change); err != nil {
 		return err
@@ -33,7 +40,7 @@ func (s *service) Unlink(ctx context.Context, name string, ids []int64) error {
 		if err := w.visible(m, ActionUnlink, ids); err != nil {
 			return err
 		}
-		return w.unlink(m, ids, 0)
+		return w.unlink(m, ids)
 	})
 	if err != nil {
 		return err
@@ -42,22 +49,155 @@ func (s *service) Unlink(ctx context.Context, name string, ids []int64) error {
 	return nil
 }
 
-// unlink deletes ids of m after applying the onDelete of every many2one
-// pointing at m: restrict refuses, cascade deletes the referrers (and
-// theirs), set null clears the reference. Join rows on either side go.
-func (w *writer) unlink(m *model, ids []int64, depth int) error {
-	if depth > maxCascade {
-		return errorf(ErrConflict, at{m.name, ""}, "cascading deletes go deeper than %d models", maxCascade)
+// deletion is the closure of one unlink: every record it deletes, by
+// model, and the references it must refuse or clear.
+type deletion struct {
+	gone     map[*model]map[int64]bool
+	restrict []reference // referrers that must be deleted too, or the unlink fails
+	clear    []reference // referrers whose reference becomes null
+	count    int
+}
+
+// reference is records of f's model pointing through f.
+type reference struct {
+	f   *field
+	ids []int64
+}
+
+// unlink deletes ids of m and what their onDelete policies cascade to,
+// walking the references breadth first with a visited set, so cycles and
+// deep trees end; restrict is judged on the whole closure, and set null
+// clears only references that survive.
+func (w *writer) unlink(m *model, ids []int64) error {
+	d := &deletion{gone: map[*model]map[int64]bool{}}
+	queue := []reference{{f: &field{owner: m}, ids: ids}}
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		fresh, err := d.add(next.f.owner, next.ids)
+		if err != nil {
+			return err
+		}
+		if len(fresh) == 0 {
+			continue
+		}
+		more, err := w.referrers(d, next.f.owner, fresh)
+		if err != nil {
+			return err
+		}
+		queue = append(queue, more...)
 	}
+	if err := d.restricted(); err != nil {
+		return err
+	}
+	if err := w.clearRefs(d); err != nil {
+		return err
+	}
+	for gm, set := range d.gone {
+		if err := w.deleteRows(gm, slices.Sorted(maps.Keys(set))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add marks ids of m deleted and returns those not marked before.
+func (d *deletion) add(m *model, ids []int64) ([]int64, error) {
+	if d.gone[m] == nil {
+		d.gone[m] = map[int64]bool{}
+	}
+	var fresh []int64
+	for _, id := range ids {
+		if !d.gone[m][id] {
+			d.gone[m][id] = true
+			fresh = append(fresh, id)
+		}
+	}
+	if d.count += len(fresh); d.count > MaxCascade {
+		return nil, errorf(ErrConflict, at{m.name, ""}, "the unlink would delete more than %d records with its cascades", MaxCascade)
+	}
+	return fresh, nil
+}
+
+// referrers reads the records pointing at ids of m and sorts them by the
+// effective onDelete of the field they point through; cascades are
+// returned to be deleted in turn.
+func (w *writer) referrers(d *deletion, m *model, ids []int64) ([]reference, error) {
+	var cascade []reference
 	set, arg := idSet(w.s.db.Dialect(), ids)
 	for _, f := range m.inbound {
 		if f.broken != "" {
 			continue
 		}
-		if err := w.onDelete(f, ids, depth); err != nil {
-			return err
+		rows, err := w.tx.Query(w.ctx, fmt.Sprintf(`SELECT "id" FROM %q WHERE %q IN (%s)`, Table(f.owner.name), f.name, set), arg)
+		if err != nil {
+			return nil, fmt.Errorf("unlink: read model %s field %s: %w", f.owner.name, f.name, err)
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		ref := reference{f: f}
+		for _, r := range rows {
+			id, _ := asInt(r["id"])
+			ref.ids = append(ref.ids, id)
+		}
+		switch f.onDelete() {
+		case OnDeleteRestrict:
+			d.restrict = append(d.restrict, ref)
+		case OnDeleteCascade:
+			cascade = append(cascade, ref)
+		default:
+			d.clear = append(d.clear, ref)
 		}
 	}
+	return cascade, nil
+}
+
+// restricted fails when a restricting reference survives the unlink.
+func (d *deletion) restricted() error {
+	for _, r := range d.restrict {
+		var alive []int64
+		for _, id := range r.ids {
+			if !d.gone[r.f.owner][id] {
+				alive = append(alive, id)
+			}
+		}
+		if len(alive) == 0 {
+			continue
+		}
+		what := "record " + joinIDs(alive) + " refers"
+		if len(alive) > 1 {
+			what = "records " + joinIDs(alive) + " refer"
+		}
+		return errorf(ErrConflict, at{r.f.owner.name, r.f.name}, "%s to the %s records being deleted, and onDelete is restrict", what, r.f.Target)
+	}
+	return nil
+}
+
+// clearRefs sets to null the references of records that stay.
+func (w *writer) clearRefs(d *deletion) error {
+	for _, r := range d.clear {
+		var alive []int64
+		for _, id := range r.ids {
+			if !d.gone[r.f.owner][id] {
+				alive = append(alive, id)
+			}
+		}
+		if len(alive) == 0 {
+			continue
+		}
+		set, arg := idSet(w.s.db.Dialect(), alive)
+		q := fmt.Sprintf(`UPDATE %q SET %q = NULL WHERE "id" IN (%s)`, Table(r.f.owner.name), r.f.name, set)
+		if _, err := w.tx.Query(w.ctx, q, arg); err != nil {
+			return fmt.Errorf("unlink: clear model %s field %s: %w", r.f.owner.name, r.f.name, err)
+		}
+	}
+	return nil
+}
+
+// deleteRows deletes ids of m and the join rows on either side of them.
+func (w *writer) deleteRows(m *model, ids []int64) error {
+	set, arg := idSet(w.s.db.Dialect(), ids)
 	for _, other := range w.sch.models {
 		for _, f := range other.fields {
 			if f.Kind != KindMany2Many || f.broken != "" {
@@ -81,44 +221,26 @@ func (w *writer) unlink(m *model, ids []int64, depth int) error {
 	return nil
 }
 
-func (w *writer) onDelete(f *field, ids []int64, depth int) error {
-	from := f.owner
-	set, arg := idSet(w.s.db.Dialect(), ids)
-	refs, err := w.tx.Query(w.ctx, fmt.Sprintf(`SELECT "id", %q AS "ref" FROM %q WHERE %q IN (%s)`, f.name, Table(from.name), f.name, set), arg)
-	if err != nil {
-		return fmt.Errorf("unlink: read model %s field %s: %w", from.name, f.name, err)
-	}
-	gone := map[int64]bool{}
-	for _, id := range ids {
-		gone[id] = true
-	}
-	var referrers []int64
-	for _, r := range refs {
-		id, _ := asInt(r["id"])
-		if from == f.target && gone[id] {
-			continue // a record pointing at itself or at one deleted with it
+// onDelete is what unlinking f's target does to f's records. Unset, it is
+// restrict for a required field (null would break it) and set null
+// otherwise. An agent plugin's restrict on a model another plugin declares
+// cannot block that plugin's deletions: it cascades to the agent's records
+// when the field is required and clears them otherwise.
+func (f *field) onDelete() OnDelete {
+	od := f.OnDelete
+	if od == "" {
+		od = OnDeleteSetNull
+		if f.Required {
+			od = OnDeleteRestrict
 		}
-		referrers = append(referrers, id)
 	}
-	if len(referrers) == 0 {
-		return nil
-	}
-	switch f.OnDelete {
-	case OnDeleteRestrict:
-		what := "record " + joinIDs(referrers) + " refers"
-		if len(referrers) > 1 {
-			what = "records " + joinIDs(referrers) + " refer"
+	if od == OnDeleteRestrict && !f.system && f.target != nil && f.target.plugin != f.plugin {
+		if f.Required {
+			return OnDeleteCascade
 		}
-		return errorf(ErrConflict, at{from.name, f.name}, "%s to the %s records being deleted, and onDelete is restrict", what, f.Target)
-	case OnDeleteCascade:
-		return w.unlink(from, referrers, depth+1)
+		return OnDeleteSetNull
 	}
-	rset, rarg := idSet(w.s.db.Dialect(), referrers)
-	_, err = w.tx.Query(w.ctx, fmt.Sprintf(`UPDATE %q SET %q = NULL WHERE "id" IN (%s)`, Table(from.name), f.name, rset), rarg)
-	if err != nil {
-		return fmt.Errorf("unlink: clear model %s field %s: %w", from.name, f.name, err)
-	}
-	return nil
+	return od
 }
 
 func joinIDs(ids []int64) string {

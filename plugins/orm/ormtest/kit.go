@@ -111,7 +111,8 @@ func App() kernel.Plugin {
 				orm.Model{Name: "contact", Fields: map[string]orm.Field{
 					"name":    {Kind: orm.KindChar, Required: true},
 					"email":   {Kind: orm.KindChar},
-					"country": {Kind: orm.KindMany2One, Target: "country", OnDelete: orm.OnDeleteRestrict},
+					"country":  {Kind: orm.KindMany2One, Target: "country", OnDelete: orm.OnDeleteRestrict},
+					"invoices": {Kind: orm.KindOne2Many, Target: "invoice", Inverse: "partner"},
 				}},
 				Invoice(),
 				orm.Model{Name: "invoice_line", Fields: map[string]orm.Field{
