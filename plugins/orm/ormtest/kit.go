@@ -109,8 +109,8 @@ func App() kernel.Plugin {
 				orm.Model{Name: "country", Fields: map[string]orm.Field{"code": {Kind: orm.KindChar, Required: true}, "name": {Kind: orm.KindChar}}},
 				orm.Model{Name: "tag", Fields: map[string]orm.Field{"name": {Kind: orm.KindChar, Required: true}}},
 				orm.Model{Name: "contact", Fields: map[string]orm.Field{
-					"name":    {Kind: orm.KindChar, Required: true},
-					"email":   {Kind: orm.KindChar},
+					"name":     {Kind: orm.KindChar, Required: true},
+					"email":    {Kind: orm.KindChar},
 					"country":  {Kind: orm.KindMany2One, Target: "country", OnDelete: orm.OnDeleteRestrict},
 					"invoices": {Kind: orm.KindOne2Many, Target: "invoice", Inverse: "partner"},
 				}},
