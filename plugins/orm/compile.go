@@ -31,15 +31,23 @@ func (c *compiler) bind(v any) string {
 	return "?"
 }
 
+// bound checks the number of values bound, which every engine limits.
+func (c *compiler) bound() error {
+	if len(c.args) > MaxDomainValues {
+		return &Error{Kind: ErrInvalid, Model: c.root, Msg: fmt.Sprintf("the domain binds %d values; at most %d", len(c.args), MaxDomainValues)}
+	}
+	return nil
+}
+
 // where compiles n on model m whose row is alias; nil is TRUE.
 func (c *compiler) where(m *model, alias string, n node) (string, error) {
 	switch x := n.(type) {
 	case nil:
 		return "1=1", nil
 	case andNode:
-		return c.pair(m, alias, [2]node{x.a, x.b}, " AND ")
+		return c.chain(m, alias, flatten(x, true), " AND ")
 	case orNode:
-		return c.pair(m, alias, [2]node{x.a, x.b}, " OR ")
+		return c.chain(m, alias, flatten(x, false), " OR ")
 	case notNode:
 		s, err := c.where(m, alias, x.x)
 		return "NOT (" + s + ")", err
@@ -49,16 +57,33 @@ func (c *compiler) where(m *model, alias string, n node) (string, error) {
 	return "", fmt.Errorf("unknown domain node %T", n)
 }
 
-func (c *compiler) pair(m *model, alias string, ab [2]node, op string) (string, error) {
-	sa, err := c.where(m, alias, ab[0])
-	if err != nil {
-		return "", err
+// chain compiles operands joined by one operator at one level, so a
+// long chain does not nest deeper with each term.
+func (c *compiler) chain(m *model, alias string, operands []node, op string) (string, error) {
+	parts := make([]string, len(operands))
+	for i, n := range operands {
+		sql, err := c.where(m, alias, n)
+		if err != nil {
+			return "", err
+		}
+		parts[i] = sql
 	}
-	sb, err := c.where(m, alias, ab[1])
-	if err != nil {
-		return "", err
+	return "(" + strings.Join(parts, op) + ")", nil
+}
+
+// flatten lists the operands of a chain of ands (or of ors).
+func flatten(n node, and bool) []node {
+	switch x := n.(type) {
+	case andNode:
+		if and {
+			return append(flatten(x.a, and), flatten(x.b, and)...)
+		}
+	case orNode:
+		if !and {
+			return append(flatten(x.a, and), flatten(x.b, and)...)
+		}
 	}
-	return "(" + sa + op + sb + ")", nil
+	return []node{n}
 }
 
 func (c *compiler) termErr(m *model, t term, format string, args ...any) error {
@@ -93,12 +118,14 @@ func (c *compiler) term(m *model, alias string, t term, path []string) (string, 
 		return c.term(m, alias, t, append(strings.Split(f.Path, "."), path[1:]...))
 	case KindComputed:
 		return "", c.termErr(m, t, "%s.%s is computed when read and cannot be searched", m.name, name)
-	case KindMany2One, KindOne2Many, KindMany2Many:
+	case KindMany2One:
 		if len(path) == 1 {
-			if f.Kind == KindMany2One {
-				return c.compare(m, alias, t, f)
-			}
-			path = append(path, FieldID)
+			return c.compare(m, alias, t, f)
+		}
+		return c.hop(f, alias, t, path[1:])
+	case KindOne2Many, KindMany2Many:
+		if len(path) == 1 {
+			return c.x2many(f, alias, t)
 		}
 		return c.hop(f, alias, t, path[1:])
 	}
@@ -140,6 +167,28 @@ func (c *compiler) hop(f *field, alias string, t term, rest []string) (string, e
 		return "", err
 	}
 	return fmt.Sprintf("(%s IN (SELECT %s FROM %s AND %s%s))", outer, sel, from, cond, guard), nil
+}
+
+// x2many compiles a term on a relation itself: = and in ask whether the
+// record is linked to one of the ids, != and not in whether it is linked
+// to none of them, = null whether it has no linked record at all and
+// != null whether it has one.
+func (c *compiler) x2many(f *field, alias string, t term) (string, error) {
+	pos, neg := t, false
+	switch {
+	case t.value == nil && t.op == "=":
+		pos.op, neg = "!=", true
+	case t.value == nil && t.op == "!=":
+	case t.op == "!=":
+		pos.op, neg = "=", true
+	case t.op == "not in":
+		pos.op, neg = "in", true
+	}
+	sql, err := c.hop(f, alias, pos, []string{FieldID})
+	if neg {
+		sql = "NOT " + sql
+	}
+	return sql, err
 }
 
 // guardOf returns " AND <the guard's read domain>" for a model a path

@@ -304,6 +304,8 @@ type Record map[string]any
 // datetimes optionally with :day, :week (the Monday, as YYYY-MM-DD),
 // :month (YYYY-MM) or :year (YYYY). Aggregates map an output name to
 // "count" or "sum|avg|min|max:field".
+// Limit cuts the groups at that many; without one, more than MaxLimit
+// groups is an error rather than a silently cut answer.
 type GroupRequest struct {
 	Domain     Domain            `json:"domain,omitempty"`
 	GroupBy    []string          `json:"groupBy"`

@@ -12,8 +12,10 @@ import (
 // Bounds of a domain: its length (operators plus terms), and the values
 // of one in or not in.
 const (
-	MaxDomainItems = 1000
-	MaxInValues    = 1000
+	MaxDomainItems  = 1000
+	MaxInValues     = 1000
+	MaxDomainDepth  = 100   // operators nested in operators
+	MaxDomainValues = 10000 // values bound, the guard's domains included
 )
 
 // Operators a domain term may use.
@@ -73,6 +75,7 @@ func parseDomain(d Domain) (node, error) {
 type domainParser struct {
 	items Domain
 	pos   int
+	depth int
 }
 
 func (p *domainParser) expr() (node, error) {
@@ -113,6 +116,10 @@ func (p *domainParser) operand(op string, at int) (node, error) {
 	if p.pos >= len(p.items) {
 		return nil, &domainError{term: quote(op), msg: fmt.Sprintf("item %d: operator %s needs more expressions after it", at+1, op)}
 	}
+	if p.depth++; p.depth > MaxDomainDepth {
+		return nil, &domainError{term: quote(op), msg: fmt.Sprintf("item %d: operators nest more than %d deep", at+1, MaxDomainDepth)}
+	}
+	defer func() { p.depth-- }()
 	return p.expr()
 }
 

@@ -165,14 +165,18 @@ func (s *service) groups(ctx context.Context, gq groupQuery) ([]Group, error) {
 	if len(keys) > 0 {
 		q += " GROUP BY " + strings.Join(by, ", ") + " ORDER BY " + strings.Join(order, ", ")
 	}
-	args := gq.args
-	if gq.limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, int64(gq.limit))
+	args, limit := gq.args, gq.limit
+	if limit == 0 {
+		limit = MaxLimit + 1 // to tell a complete answer from a cut one
 	}
+	q += " LIMIT ?"
+	args = append(args, int64(limit))
 	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read_group model %s: %w", m.name, err)
+	}
+	if gq.limit == 0 && len(rows) > MaxLimit {
+		return nil, errorf(ErrInvalid, at{m.name, ""}, "read_group has more than %d groups; group coarser, narrow the domain or pass a limit", MaxLimit)
 	}
 	out := make([]Group, 0, len(rows))
 	for _, row := range rows {

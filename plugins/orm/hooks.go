@@ -148,6 +148,10 @@ func (s *service) Onchange(ctx context.Context, model, field string, values map[
 	if m.fields[field] == nil {
 		return nil, errorf(ErrInvalid, at{m.name, field}, "no such field")
 	}
+	op := s.opOf(ctx)
+	if _, err := s.admit(ctx, op, m.name, ActionRead); err != nil {
+		return nil, err
+	}
 	changes := map[string]any{}
 	cur := maps.Clone(values)
 	if cur == nil {
@@ -157,7 +161,7 @@ func (s *service) Onchange(ctx context.Context, model, field string, values map[
 		if o.item.Field != field {
 			continue
 		}
-		out, err := callOnchange(ctx, o.item.Handler, OnchangeEvent{Model: m.name, Field: field, Values: maps.Clone(cur), Op: s.opOf(ctx)})
+		out, err := callOnchange(ctx, o.item.Handler, OnchangeEvent{Model: m.name, Field: field, Values: maps.Clone(cur), Op: op})
 		if err != nil {
 			return nil, errorf(ErrRejected, at{m.name, field}, "onchange of plugin %s failed: %v", o.plugin, err)
 		}

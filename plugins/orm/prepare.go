@@ -1,6 +1,8 @@
 package orm
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 )
@@ -138,7 +140,7 @@ func (p preparer) commands(f *field, v any) ([]command, error) {
 		}
 		c, err := p.command(f, obj)
 		if err != nil {
-			return nil, bad("command %d: %v", i+1, err)
+			return nil, inCommand(err, i+1)
 		}
 		cmds = append(cmds, c)
 	}
@@ -212,4 +214,16 @@ func (p preparer) command(f *field, obj map[string]any) (command, error) {
 		return c, errorf(ErrInvalid, at{f.owner.name, f.name}, "op %q must be create, update, delete, link, unlink or set", c.op)
 	}
 	return c, nil
+}
+
+// inCommand says which command an error is about, keeping the model and
+// field it names.
+func inCommand(err error, n int) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	c := *e
+	c.Msg = fmt.Sprintf("command %d: %s", n, e.Msg)
+	return &c
 }

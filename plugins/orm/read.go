@@ -10,8 +10,13 @@ import (
 	"github.com/sms-baseline/sms/contracts"
 )
 
-// MaxSpecDepth bounds how deep a read spec may follow relations.
-const MaxSpecDepth = 8
+// Bounds of a read: how deep its spec may follow relations, and how many
+// records its answer may hold, each time a record appears counted (a
+// record many others point at is shared in memory but not in JSON).
+const (
+	MaxSpecDepth   = 8
+	MaxReadRecords = 200_000
+)
 
 // idSet returns SQL selecting the ids in one bound JSON array, so a read
 // of any number of records is one statement with one argument.
@@ -112,7 +117,36 @@ func (s *service) Read(ctx context.Context, model string, ids []int64, spec Read
 	if len(missing) > 0 {
 		return nil, errorf(ErrNotFound, at{model, ""}, "no record %s that this user may read", strings.Join(missing, ", "))
 	}
+	budget := MaxReadRecords
+	for _, rec := range out {
+		if !weigh(rec, &budget) {
+			return nil, errorf(ErrInvalid, at{model, ""}, "the answer would hold more than %d records; read fewer ids or a shallower spec", MaxReadRecords)
+		}
+	}
 	return out, nil
+}
+
+// weigh counts the records in v against budget, stopping as soon as it
+// is spent, so weighing costs no more than the budget.
+func weigh(v any, budget *int) bool {
+	switch x := v.(type) {
+	case Record:
+		if *budget--; *budget < 0 {
+			return false
+		}
+		for _, f := range x {
+			if !weigh(f, budget) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if !weigh(e, budget) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // checkSpec checks that every key of spec names a field of m and that only

@@ -217,6 +217,9 @@ func (s *service) filter(ctx context.Context, m *model, action Action, domain Do
 	}
 	c := &compiler{ctx: ctx, root: m.name, svc: s, dialect: s.db.Dialect(), guarded: !op.Sudo}
 	where, err := c.where(m, "t0", n)
+	if err == nil {
+		err = c.bound()
+	}
 	if err != nil {
 		return "", nil, err
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/kernel/kerneltest"
 	"github.com/sms-baseline/sms/plugins/orm"
@@ -125,5 +127,60 @@ func TestHooksRunOnlyOnPermittedRecords(t *testing.T) {
 	}
 	if calls != 0 {
 		t.Fatalf("before hooks ran %d times on refused operations, want 0", calls)
+	}
+}
+
+// A read whose answer would hold more records than MaxReadRecords (a
+// record shared by many others counts each time it appears) is refused
+// before anything is encoded. Seen failing without weigh: the read
+// answered a tree of 20^9 records, which encoding it would never finish.
+func TestReadBudget(t *testing.T) {
+	e := trees(t)
+	if err := declare(e, "app.web", map[string][]any{orm.ModelPoint: {orm.Model{Name: "web", Fields: map[string]orm.Field{
+		"links": {Kind: orm.KindMany2Many, Target: "web"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []any
+	for i := range 20 {
+		ids = append(ids, e.Create(t, "web", fmt.Sprint(i), map[string]any{}))
+	}
+	var all []int64
+	for _, id := range ids {
+		all = append(all, id.(int64))
+		if err := e.ORM.Write(ormtest.Sudo(), "web", []int64{id.(int64)}, map[string]any{"links": ids}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := orm.ReadSpec{}
+	for range 8 {
+		spec = orm.ReadSpec{"links": spec}
+	}
+	_, err := e.ORM.Read(ormtest.Sudo(), "web", all, spec)
+	if !errors.Is(err, orm.ErrInvalid) || !strings.Contains(err.Error(), "more than 200000 records") {
+		t.Fatalf("an exploding read: %v, want refused", err)
+	}
+	if _, err := e.ORM.Read(ormtest.Sudo(), "web", all, orm.ReadSpec{"links": {"links": {}}}); err != nil {
+		t.Fatalf("a read of 20x20x20: %v", err)
+	}
+}
+
+// More groups than MaxLimit without a limit is an error, not a cut answer.
+func TestReadGroupTooManyGroups(t *testing.T) {
+	e := trees(t)
+	err := e.DB.Tx(context.Background(), func(tx contracts.Querier) error {
+		_, err := tx.Query(context.Background(), `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) `+
+			`INSERT INTO "m_node" ("created_at", "updated_at", "name") SELECT 'x', 'x', 'n' || i FROM n`, int64(orm.MaxLimit+1))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.ORM.ReadGroup(ormtest.Sudo(), "node", orm.GroupRequest{GroupBy: []string{"name"}})
+	if !errors.Is(err, orm.ErrInvalid) || !strings.Contains(err.Error(), "more than 10000 groups") {
+		t.Fatalf("read_group of 10001 groups: %v, want refused", err)
+	}
+	groups, err := e.ORM.ReadGroup(ormtest.Sudo(), "node", orm.GroupRequest{GroupBy: []string{"name"}, Limit: 5})
+	if err != nil || len(groups) != 5 {
+		t.Fatalf("read_group with a limit: %d groups, %v", len(groups), err)
 	}
 }

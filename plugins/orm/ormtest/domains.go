@@ -63,6 +63,13 @@ var domainCases = []domainCase{
 	{`[["lines.qty",">",2]]`, []string{"INV-5"}},
 	{`[["tags.name","=","big"]]`, []string{"INV-2"}},
 	{`[["partner","=",null]]`, []string{"inv-4"}},
+	{`[["tags","=",null]]`, []string{"INV-3", "INV-5", "inv-4"}},
+	{`[["tags","!=",null]]`, []string{"INV-1", "INV-2"}},
+	{`[["tags","!=",1]]`, []string{"INV-3", "INV-5", "inv-4"}},
+	{`[["tags","not in",[2]]]`, []string{"INV-1", "INV-3", "INV-5", "inv-4"}},
+	{`[["tags","in",[2]]]`, []string{"INV-2"}},
+	{`[["lines","=",null]]`, []string{"INV-3", "inv-4"}},
+	{`["|","|","|",["qty","=",1],["qty","=",2],["qty","=",3],["qty","=",4]]`, []string{"INV-1", "INV-2", "INV-5", "inv-4"}},
 	{`[["partner_email","like","@x.de"]]`, []string{"INV-2"}},
 	{`[["partner_country","=","FR"]]`, []string{"INV-1", "INV-3"}},
 	{`[["date",">=","2026-01-20"]]`, []string{"INV-2", "INV-3", "INV-5"}},
@@ -119,6 +126,7 @@ func testDomainErrors(t *testing.T, s Suite) {
 		{`[["total","<",null]]`, "cannot compare with null"},
 		{`[[1,"=",1]]`, "path must be a field name"},
 		{`[["state","="]]`, "is not an operator"},
+		{"[" + strings.Repeat(`"!",`, orm.MaxDomainDepth+1) + `["qty","=",1]]`, "nest more than 100 deep"},
 	} {
 		t.Run(c.domain, func(t *testing.T) {
 			d, _ := JSON(t, c.domain).([]any)

@@ -38,6 +38,7 @@ func Run(t *testing.T, s Suite) {
 	t.Run("Unlink", func(t *testing.T) { testUnlink(t, s) })
 	t.Run("ReadGroup", func(t *testing.T) { testReadGroup(t, s) })
 	t.Run("Guard", func(t *testing.T) { testGuard(t, s) })
+	t.Run("GuardWrites", func(t *testing.T) { testGuardWrites(t, s) })
 	t.Run("KeptColumns", func(t *testing.T) { testKeptColumns(t, s) })
 	t.Run("Placeholders", func(t *testing.T) { testPlaceholders(t, s) })
 }
