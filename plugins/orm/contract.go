@@ -434,3 +434,9 @@ type Error struct {
 
 // Table returns the table name of a model.
 func Table(model string) string { return TablePrefix + model }
+
+// JoinTable returns the join table of a many2many field: r_ and a hash of
+// the model and field names. Names joined with _ could collide (invoice's
+// tag_ids and invoice_tag's ids), and a plugin never names the table, so
+// no field can point its links at another field's table.
+func JoinTable(model, field string) string { return "r_" + shortHash(model+"."+field) }

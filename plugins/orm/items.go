@@ -374,12 +374,5 @@ func stored(k Kind) bool {
 	return true
 }
 
-// relationOf returns a many2many's join table: r_<model>_<field>, or
-// r_ and a hash of both when that is too long. Plugins never name it, so
-// a field cannot point its links at another table.
-func relationOf(model, name string) string {
-	if rel := "r_" + model + "_" + name; contracts.ValidIdent(rel) {
-		return rel
-	}
-	return "r_" + shortHash(model+"."+name)
-}
+// relationOf returns a many2many's join table, JoinTable.
+func relationOf(model, name string) string { return JoinTable(model, name) }

@@ -124,7 +124,7 @@ func testUnlink(t *testing.T, s Suite) {
 	if n, _ := e.ORM.Count(Sudo(), "invoice_line", orm.Domain{[]any{"invoice", "=", inv2}}); n != 0 {
 		t.Fatalf("cascade left %d lines", n)
 	}
-	rows, err := e.DB.Query(context.Background(), `SELECT COUNT(*) AS "n" FROM "r_invoice_tags" WHERE "src" = ?`, inv2)
+	rows, err := e.DB.Query(context.Background(), `SELECT COUNT(*) AS "n" FROM "`+orm.JoinTable("invoice", "tags")+`" WHERE "src" = ?`, inv2)
 	if err != nil || Show(rows[0]["n"]) != "0" {
 		t.Fatalf("join rows of the deleted invoice: %v, %v", rows, err)
 	}
