@@ -2,6 +2,7 @@ package orm_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -86,5 +87,37 @@ func TestJoinTablesDoNotCollide(t *testing.T) {
 	recs, err := e.ORM.Read(ormtest.Sudo(), "x", []int64{x}, orm.ReadSpec{"a_b": nil})
 	if err != nil || ormtest.Show(recs[0]["a_b"]) != ormtest.Show([]int64{tag}) {
 		t.Fatalf("x's links after clearing x_a's: %s, %v", ormtest.Show(recs), err)
+	}
+}
+
+// Listeners hear each committed create, write and unlink once, with the
+// ids and values, and nothing after they are removed or when a write
+// fails.
+func TestListeners(t *testing.T) {
+	e := suiteSQLite().Boot(t, openSQLite(t), orm.Options{})
+	var heard []string
+	var removes []func()
+	for _, ev := range []orm.Event{orm.EventCreate, orm.EventWrite, orm.EventUnlink} {
+		removes = append(removes, e.ORM.On(ev, func(_ context.Context, c orm.Change) {
+			heard = append(heard, fmt.Sprintf("%s %s %v %s", c.Event, c.Model, c.IDs, ormtest.Show(c.Values)))
+		}))
+	}
+	id := e.Create(t, "tag", "a", map[string]any{"name": "a"})
+	if err := e.ORM.Write(ormtest.Sudo(), "tag", []int64{id}, map[string]any{"name": "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ORM.Write(ormtest.Sudo(), "tag", []int64{id}, map[string]any{"name": nil}); err == nil {
+		t.Fatal("writing null to a required field succeeded")
+	}
+	if err := e.ORM.Unlink(ormtest.Sudo(), "tag", []int64{id}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range removes {
+		r()
+	}
+	e.Create(t, "tag", "c", map[string]any{"name": "c"})
+	want := `["create tag [1] {\"name\":\"a\"}","write tag [1] {\"name\":\"b\"}","unlink tag [1] null"]`
+	if got := ormtest.Show(heard); got != want {
+		t.Fatalf("heard %s, want %s", got, want)
 	}
 }
