@@ -260,22 +260,34 @@ type OpContext struct {
 
 type opKey struct{}
 
+type sudoKey struct{}
+
 // WithOp returns ctx carrying op: the operations run with ctx act for it.
+// It clears a Sudo made earlier on ctx unless op itself says Sudo.
 func WithOp(ctx context.Context, op OpContext) context.Context {
-	return context.WithValue(ctx, opKey{}, op)
+	return context.WithValue(context.WithValue(ctx, opKey{}, op), sudoKey{}, op.Sudo)
 }
 
-// OpFrom returns the OpContext ctx carries and whether it carries one.
+// OpFrom returns the OpContext ctx carries, with Sudo when Sudo(ctx) was
+// applied, and whether it carries one. Without one the ORM asks its
+// ContextOf.
 func OpFrom(ctx context.Context) (OpContext, bool) {
 	op, ok := ctx.Value(opKey{}).(OpContext)
+	op.Sudo, _ = ctx.Value(sudoKey{}).(bool)
 	return op, ok
 }
 
-// Sudo returns ctx with the guard bypassed, keeping the user it carries.
+// Sudo returns ctx with the guard bypassed, acting for the same user: the
+// OpContext ctx carries, or the one ContextOf derives from the request
+// ctx serves.
 func Sudo(ctx context.Context) context.Context {
-	op, _ := OpFrom(ctx)
-	op.Sudo = true
-	return WithOp(ctx, op)
+	return context.WithValue(ctx, sudoKey{}, true)
+}
+
+// sudoFrom reports whether Sudo applies to ctx.
+func sudoFrom(ctx context.Context) bool {
+	s, _ := ctx.Value(sudoKey{}).(bool)
+	return s
 }
 
 // Domain is a filter in prefix notation: terms [path, operator, value]

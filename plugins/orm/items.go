@@ -205,21 +205,22 @@ func parseOnchange(item any) (Onchange, error) {
 // Agent functions receive JSON only: the kernel snapshots the arguments,
 // and no Service, database or Go value crosses.
 
-// Their ctx never carries sudo, whatever the operation that calls them:
-// what they call back through UserKey acts as the user, never as sudo.
+// Their ctx carries the operation's user with sudo off, whatever the
+// operation that calls them: what they call back through UserKey acts as
+// that user, never as sudo.
 
 func agentMethod(fn kernel.Func) MethodFunc {
 	return func(ctx context.Context, c MethodCall) (any, error) {
 		c.Op.Sudo = false
 		env := map[string]any{"model": c.Model, "ctx": c.Op}
-		return fn(asUser(ctx), env, c.IDs, map[string]any{"records": c.Records, "args": c.Args})
+		return fn(WithOp(ctx, c.Op), env, c.IDs, map[string]any{"records": c.Records, "args": c.Args})
 	}
 }
 
 func agentHook(fn kernel.Func) HookFunc {
 	return func(ctx context.Context, c Change) error {
 		c.Op.Sudo = false
-		_, err := fn(asUser(ctx), c)
+		_, err := fn(WithOp(ctx, c.Op), c)
 		return err
 	}
 }
@@ -227,7 +228,7 @@ func agentHook(fn kernel.Func) HookFunc {
 func agentOnchange(fn kernel.Func) OnchangeFunc {
 	return func(ctx context.Context, e OnchangeEvent) (map[string]any, error) {
 		e.Op.Sudo = false
-		out, err := fn(asUser(ctx), e)
+		out, err := fn(WithOp(ctx, e.Op), e)
 		if err != nil || out == nil {
 			return nil, err
 		}
@@ -237,15 +238,6 @@ func agentOnchange(fn kernel.Func) OnchangeFunc {
 		}
 		return m, nil
 	}
-}
-
-// asUser returns ctx with sudo taken off the OpContext it carries.
-func asUser(ctx context.Context) context.Context {
-	if op, ok := OpFrom(ctx); ok && op.Sudo {
-		op.Sudo = false
-		return WithOp(ctx, op)
-	}
-	return ctx
 }
 
 func checkModelName(name string) error {

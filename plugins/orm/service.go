@@ -60,12 +60,15 @@ func newService(db contracts.Database, opts Options, logger *slog.Logger) (*serv
 }
 
 // opOf is who ctx acts for: the OpContext it carries, else the one the
-// plugin's ContextOf derives from the request or chat turn it serves.
+// plugin's ContextOf derives from the request or chat turn it serves
+// (whose Sudo is ignored); Sudo applies when Sudo(ctx) or WithOp said so.
 func (s *service) opOf(ctx context.Context) OpContext {
-	if op, ok := OpFrom(ctx); ok {
-		return op
+	op, ok := OpFrom(ctx)
+	if !ok {
+		op = s.contextOf(ctx)
 	}
-	return s.contextOf(ctx)
+	op.Sudo = sudoFrom(ctx)
+	return op
 }
 
 func (s *service) Models() []string {
