@@ -162,6 +162,11 @@ func (s *service) Onchange(ctx context.Context, model, field string, values map[
 			continue
 		}
 		out, err := callOnchange(ctx, o.item.Handler, OnchangeEvent{Model: m.name, Field: field, Values: maps.Clone(cur), Op: op})
+		if err != nil && o.plugin != m.plugin {
+			// Another plugin's onchange does not break the model's form.
+			s.logger.Warn("ORM onchange failed; skipped", "model", m.name, "field", field, "plugin", o.plugin, "error", err)
+			continue
+		}
 		if err != nil {
 			return nil, errorf(ErrRejected, at{m.name, field}, "onchange of plugin %s failed: %v", o.plugin, err)
 		}

@@ -67,19 +67,47 @@ func signature(m *model) string {
 // dropped or altered, so a withdrawn model or field keeps its data.
 func migrate(ctx context.Context, db contracts.Database, cols columns, m *model) error {
 	return db.Tx(ctx, func(tx contracts.Querier) error {
-		mg := migrator{ctx: ctx, tx: tx, cols: cols}
-		if err := mg.table(m); err != nil {
-			return err
-		}
-		for _, name := range m.names() {
-			if f := m.fields[name]; f.Kind == KindMany2Many && f.broken == "" {
-				if err := mg.join(m, f); err != nil {
-					return err
-				}
+		return migrator{ctx: ctx, tx: tx, cols: cols}.run(m)
+	})
+}
+
+// run migrates m and records who owns its table and columns, refusing a
+// field whose kind does not fit the column kept under its name.
+func (mg migrator) run(m *model) error {
+	table := Table(m.name)
+	have, err := mg.owners(table)
+	if err != nil {
+		return err
+	}
+	for _, name := range m.names() {
+		if f := m.fields[name]; f.stored() {
+			if err := fits(f, have); err != nil {
+				return err
 			}
 		}
-		return nil
-	})
+	}
+	if err := mg.table(m); err != nil {
+		return err
+	}
+	if err := mg.record(table, "", owner{plugin: m.plugin}); err != nil {
+		return err
+	}
+	for _, name := range m.names() {
+		f := m.fields[name]
+		switch {
+		case f.broken != "":
+		case f.stored():
+			err = mg.record(table, name, owner{kind: string(f.Kind), plugin: f.plugin})
+		case f.Kind == KindMany2Many:
+			if err = mg.join(m, f); err == nil {
+				err = mg.record(relationOf(m.name, name), "", owner{kind: string(f.Kind), plugin: f.plugin})
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // migrator migrates inside one transaction.

@@ -2,6 +2,7 @@ package orm
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/sms-baseline/sms/contracts"
@@ -52,6 +53,15 @@ func activate(c *kernel.Context, opts Options) error {
 		return err
 	}
 	api := c.Kernel()
+	s.isSystem = func(plugin string) bool {
+		v, ok := api.Fiber(plugin)
+		return ok && v.Trust == kernel.TrustSystem
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), migrateTimeout)
+	defer cancel()
+	if err := s.createMeta(ctx); err != nil {
+		return err
+	}
 	if err := define(api, s); err != nil {
 		return err
 	}
@@ -107,8 +117,9 @@ func define(api *kernel.API, s *service) error {
 }
 
 // validateModel checks a model's shape and, while the service is live,
-// that it clashes with no live declaration and that its tables migrate: a
-// contribution whose migration fails is rejected, failing its plugin.
+// that it clashes with no live declaration, takes over no table another
+// plugin made (for agent plugins) and migrates: a trial migration that
+// is rolled back, so a contribution changes nothing until it is accepted.
 func (s *service) validateModel(plugin string, item any) error {
 	m, err := parseModel(item)
 	if err != nil || !s.live.Load() {
@@ -117,7 +128,11 @@ func (s *service) validateModel(plugin string, item any) error {
 	if err := s.reg.checkModel(plugin, m); err != nil {
 		return err
 	}
-	return s.migrateProspective(owned[Model]{id: "prospective", plugin: plugin, item: m}, nil)
+	c := claim{plugin: plugin, system: s.isSystem(plugin), table: true}
+	for name := range m.Fields {
+		c.fields = append(c.fields, name)
+	}
+	return s.tryProspective(owned[Model]{id: "prospective", plugin: plugin, item: m}, nil, c)
 }
 
 func (s *service) validateMethod(plugin string, item any) error {
@@ -136,27 +151,40 @@ func (s *service) validateField(plugin string, item any) error {
 	if err := s.reg.checkField(plugin, fc); err != nil {
 		return err
 	}
-	return s.migrateProspective(owned[Model]{}, &owned[FieldContribution]{id: "prospective", plugin: plugin, item: fc})
+	system := s.isSystem(plugin)
+	if !system {
+		if err := s.reg.checkForeignField(plugin, fc); err != nil {
+			return err
+		}
+	}
+	c := claim{plugin: plugin, system: system, fields: []string{fc.Name}}
+	return s.tryProspective(owned[Model]{}, &owned[FieldContribution]{id: "prospective", plugin: plugin, item: fc}, c)
 }
 
-// migrateProspective migrates the model a contribution would change, as
-// the schema would be with it.
-func (s *service) migrateProspective(m owned[Model], fc *owned[FieldContribution]) error {
+// tryProspective tries the migration of the model a contribution would
+// change, as the schema would be with it; the contribution replaces the
+// same plugin's live one (a new version of the plugin).
+func (s *service) tryProspective(m owned[Model], fc *owned[FieldContribution], c claim) error {
 	s.reg.mu.RLock()
 	models, fields := append([]owned[Model](nil), s.reg.models...), append([]owned[FieldContribution](nil), s.reg.fields...)
 	s.reg.mu.RUnlock()
 	name := m.item.Name
 	if fc != nil {
-		fields, name = append(fields, *fc), fc.item.Model
+		name = fc.item.Model
+		fields = slices.DeleteFunc(fields, func(o owned[FieldContribution]) bool {
+			return o.plugin == fc.plugin && o.item.Model == name && o.item.Name == fc.item.Name
+		})
+		fields = append(fields, *fc)
 	} else {
-		models = append(models, m)
+		models = slices.DeleteFunc(models, func(o owned[Model]) bool { return o.plugin == m.plugin && o.item.Name == name })
+		models = append([]owned[Model]{m}, models...)
 	}
 	sch := build(contribs{models: models, fields: fields})
 	target, ok := sch.models[name]
 	if !ok {
-		return nil // a field of a model not declared yet: migrated when it is
+		return nil // a field of a model not declared yet: tried when the model is
 	}
-	return s.ensureNow(target)
+	return s.tryMigrate(target, c)
 }
 
 func observe(api *kernel.API, s *service) error {

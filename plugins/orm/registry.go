@@ -127,6 +127,29 @@ func (r *registry) checkField(plugin string, fc FieldContribution) error {
 	return nil
 }
 
+// checkForeignField limits an agent plugin's field on a model another
+// plugin declares: it may not be required (that plugin's creates would
+// fail) and a many2one in it may only be set null when its target goes
+// (restrict would block deletions, cascade would delete that plugin's
+// records).
+func (r *registry) checkForeignField(plugin string, fc FieldContribution) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, o := range r.models {
+		if o.item.Name != fc.Model || o.plugin == plugin {
+			continue
+		}
+		f := fc.Field
+		if f.Required {
+			return errorf(ErrInvalid, at{fc.Model, fc.Name}, "a field an agent plugin adds to plugin %s's model cannot be required", o.plugin)
+		}
+		if f.Kind == KindMany2One && f.OnDelete != "" && f.OnDelete != OnDeleteSetNull {
+			return errorf(ErrInvalid, at{fc.Model, fc.Name}, "a many2one an agent plugin adds to plugin %s's model can only be set null when its target goes", o.plugin)
+		}
+	}
+	return nil
+}
+
 // checkMethod reports a method of the same model and name that another
 // plugin already contributes: one owner per method, so a computed field
 // cannot be answered by whoever contributes first.

@@ -122,6 +122,9 @@ func (r *reader) computed(b batch, f *field) error {
 	if !ok {
 		return errorf(ErrInvalid, at{m.name, f.name}, "compute method %s is not contributed", f.Compute)
 	}
+	if meth.plugin != f.plugin {
+		return errorf(ErrInvalid, at{m.name, f.name}, "compute method %s is plugin %s's; a computed field calls only its own plugin's methods", f.Compute, meth.plugin)
+	}
 	op := r.s.opOf(r.ctx)
 	call := MethodCall{Model: m.name, IDs: ids, Records: scalars(m, rows), Op: op}
 	if isSystemMethod(meth) {
@@ -132,6 +135,14 @@ func (r *reader) computed(b batch, f *field) error {
 		return errorf(ErrRejected, at{m.name, f.name}, "compute %s: methods are nested %d deep", f.Compute, MaxHookDepth)
 	}
 	out, err := callMethod(ctx, meth, call)
+	if err != nil && f.plugin != m.plugin {
+		// A field another plugin added does not break reads of the model.
+		r.s.logger.Warn("ORM compute failed; the field reads as null", "model", m.name, "field", f.name, "plugin", f.plugin, "error", err)
+		for _, rec := range recs {
+			rec[f.name] = nil
+		}
+		return nil
+	}
 	if err != nil {
 		return errorf(ErrInvalid, at{m.name, f.name}, "compute %s (plugin %s) failed: %v", f.Compute, meth.plugin, err)
 	}

@@ -26,6 +26,7 @@ type service struct {
 	now       func() time.Time
 	logger    *slog.Logger
 	contextOf func(context.Context) OpContext
+	isSystem  func(plugin string) bool
 
 	// live is set while the activation that made this service is active;
 	// once dead, point validators check shapes and touch no database.
@@ -56,6 +57,7 @@ func newService(db contracts.Database, opts Options, logger *slog.Logger) (*serv
 	if s.contextOf == nil {
 		s.contextOf = func(context.Context) OpContext { return OpContext{} }
 	}
+	s.isSystem = func(string) bool { return false }
 	return s, nil
 }
 

@@ -3,6 +3,7 @@ package orm_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,5 +59,35 @@ func TestAgentComputeRecursionEnds(t *testing.T) {
 	recs, err := svc.Read(ctx, "loop", []int64{id}, orm.ReadSpec{"n": nil})
 	if raw, _ := json.Marshal(recs); err != nil || string(raw) != `[{"id":1,"n":1}]` {
 		t.Fatalf("a plain read afterwards = %s, %v", raw, err)
+	}
+}
+
+// A plugin the judge only tries leaves the database as it was: its model
+// field is checked with a migration that is rolled back, and the column
+// appears only once a person approves and it mounts. Seen failing with
+// the field's validator migrating for real (the column was there, filled,
+// while the plugin waited).
+func TestPendingFieldTouchesNothing(t *testing.T) {
+	env := baselinetest.New(t, baselinetest.Options{Plugins: []kernel.Plugin{invoicesApp()}})
+	res := env.Call("/api/plugins", map[string]any{
+		"manifest": map[string]any{"id": "agent.col", "version": "1", "points": []string{orm.FieldPoint}},
+		"code": `export default async function activate(cap) {
+  await cap.contribute('model-field', { model: 'invoice', name: 'x', field: { kind: 'int', default: 1 } })
+}`})
+	var verdict struct{ Status, ApprovalID, CodeHash string }
+	if err := json.Unmarshal(res.Body, &verdict); err != nil || verdict.Status != "pending" {
+		t.Fatalf("submit = %d %s, want pending", res.Status, res.Body)
+	}
+	cols, err := env.Store.Database().Columns(context.Background(), "m_invoice")
+	if err != nil || slices.Contains(cols, "x") {
+		t.Fatalf("columns while pending: %v, %v; want no x", cols, err)
+	}
+	res = env.Call("/api/approvals/"+verdict.ApprovalID+"/approve", map[string]string{"codeHash": verdict.CodeHash})
+	if res.Status != 200 {
+		t.Fatalf("approve = %d %s", res.Status, res.Body)
+	}
+	cols, _ = env.Store.Database().Columns(context.Background(), "m_invoice")
+	if !slices.Contains(cols, "x") {
+		t.Fatalf("columns once mounted: %v; want x", cols)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,6 +140,9 @@ func TestChatAddsDiscountAndOverdueTool(t *testing.T) {
 	out := s.must("POST", "/api/chat", aliceToken, map[string]string{"session": "s1", "text": "add a discount field to invoices and a tool that lists the overdue ones"})
 	if raw, _ := json.Marshal(out); !strings.Contains(string(raw), "pending") {
 		t.Fatalf("chat = %s, want the plugin pending approval", raw)
+	}
+	if cols, _ := s.b.Store.Database().Columns(ctx, "m_invoice"); slices.Contains(cols, "discount") {
+		t.Fatalf("the discount column exists while its plugin waits for approval: %v", cols)
 	}
 	approvals := s.must("GET", "/api/approvals", adminToken, nil)["approvals"].([]any)
 	if len(approvals) != 1 {
