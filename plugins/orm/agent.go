@@ -113,6 +113,11 @@ var userMethods = map[string]func(s *service, ctx context.Context, model string,
 	},
 }
 
+// userArity is how many arguments each method takes at most; more is an
+// error, so nothing an agent adds (a sudo flag, a user) goes unnoticed.
+var userArity = map[string]int{"spec": 1, "search": 3, "search_read": 4, "count": 2, "read": 3,
+	"create": 2, "write": 3, "unlink": 2, "read_group": 2}
+
 func arg(args []any, i int) any {
 	if i < len(args) {
 		return args[i]
@@ -124,6 +129,9 @@ func arg(args []any, i int) any {
 // method takes the model name first.
 func (u userService) Invoke(ctx context.Context, method string, args []any) (any, error) {
 	if method == "models" {
+		if len(args) > 0 {
+			return nil, argErr("models takes no arguments, got %d", len(args))
+		}
 		return u.s.Models(), nil
 	}
 	fn, ok := userMethods[method]
@@ -134,6 +142,9 @@ func (u userService) Invoke(ctx context.Context, method string, args []any) (any
 	model, ok := arg(args, 0).(string)
 	if !ok {
 		return nil, argErr("argument 1 of %s must be a model name, got %s", method, kindOf(arg(args, 0)))
+	}
+	if n := userArity[method]; len(args) > n {
+		return nil, argErr("%s takes at most %d arguments, got %d", method, n, len(args))
 	}
 	out, err := fn(u.s, u.userOp(ctx), model, args)
 	return out, inModel(err, model)

@@ -181,6 +181,10 @@ func TestUserKeyMethods(t *testing.T) {
 	if err != nil || len(out.([]orm.Record)) != 2 {
 		t.Fatalf("bob's search_read = %v, %v; want 2 records", out, err)
 	}
+	if _, err := inv.Invoke(bob, "create", []any{"invoice", map[string]any{"number": "x"}, map[string]any{"sudo": true}}); err == nil ||
+		!strings.Contains(err.Error(), "create takes at most 2 arguments, got 3") {
+		t.Fatalf("create with an extra argument: %v, want refused", err)
+	}
 	if _, err := inv.Invoke(bob, "search", []any{5}); err == nil || !strings.Contains(err.Error(), "must be a model name") {
 		t.Fatalf("search without a model name: %v", err)
 	}

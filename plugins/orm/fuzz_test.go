@@ -60,6 +60,9 @@ func FuzzDomain(f *testing.F) {
 		for _, d := range []contracts.Dialect{contracts.DialectSQLite, contracts.DialectPostgres} {
 			c := &compiler{root: "invoice", dialect: d}
 			sql, err := c.where(sch.models["invoice"], "t0", n)
+			if err == nil {
+				err = c.bound()
+			}
 			if err != nil {
 				var oe *Error
 				if !errors.As(err, &oe) || !errors.Is(err, ErrInvalid) || oe.Model != "invoice" {

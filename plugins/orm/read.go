@@ -61,10 +61,13 @@ func (r *reader) rows(m *model, cond string, args []any) ([]contracts.Row, error
 	if err != nil {
 		return nil, err
 	}
-	q := fmt.Sprintf(`SELECT %s FROM %q t0 WHERE %s AND %s ORDER BY %s`, selectList(m, "t0"), Table(m.name), cond, where, by)
-	rows, err := r.s.db.Query(r.ctx, q, append(args, gargs...)...)
+	q := fmt.Sprintf(`SELECT %s FROM %q t0 WHERE %s AND %s ORDER BY %s LIMIT ?`, selectList(m, "t0"), Table(m.name), cond, where, by)
+	rows, err := r.s.db.Query(r.ctx, q, append(append(args, gargs...), int64(MaxReadRecords+1))...)
 	if err != nil {
 		return nil, fmt.Errorf("read model %s: %w", m.name, err)
+	}
+	if len(rows) > MaxReadRecords {
+		return nil, errTooMany(m.name)
 	}
 	return rows, nil
 }
@@ -120,10 +123,14 @@ func (s *service) Read(ctx context.Context, model string, ids []int64, spec Read
 	budget := MaxReadRecords
 	for _, rec := range out {
 		if !weigh(rec, &budget) {
-			return nil, errorf(ErrInvalid, at{model, ""}, "the answer would hold more than %d records; read fewer ids or a shallower spec", MaxReadRecords)
+			return nil, errTooMany(model)
 		}
 	}
 	return out, nil
+}
+
+func errTooMany(model string) error {
+	return errorf(ErrInvalid, at{model, ""}, "the answer would hold more than %d records; read fewer ids or a shallower spec", MaxReadRecords)
 }
 
 // weigh counts the records in v against budget, stopping as soon as it

@@ -51,11 +51,14 @@ func (r *reader) many2many(f *field, sub ReadSpec, recs []Record, ids []int64) e
 	lists := make(map[int64][]any, len(ids))
 	if len(ids) > 0 {
 		set, arg := idSet(r.s.db.Dialect(), ids)
-		q := fmt.Sprintf(`SELECT %q AS "src", %q AS "dst" FROM %q WHERE %q IN (%s)`, joinSrc, joinDst,
+		q := fmt.Sprintf(`SELECT %q AS "src", %q AS "dst" FROM %q WHERE %q IN (%s) LIMIT ?`, joinSrc, joinDst,
 			relationOf(f.owner.name, f.name), joinSrc, set)
-		links, err := r.s.db.Query(r.ctx, q, arg)
+		links, err := r.s.db.Query(r.ctx, q, arg, int64(MaxReadRecords+1))
 		if err != nil {
 			return fmt.Errorf("read model %s field %s: %w", f.owner.name, f.name, err)
+		}
+		if len(links) > MaxReadRecords {
+			return errTooMany(f.owner.name)
 		}
 		parents := map[int64][]int64{}
 		var dsts []int64

@@ -2,6 +2,7 @@ package orm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -43,10 +44,17 @@ func (s *service) routes() []smshttp.Route {
 }
 
 // rest adapts a handler of a JSON object body, acting for the caller.
+// The body is read as JSON whatever its content type, as the admin API's.
 func (s *service) rest(h func(context.Context, string, map[string]any) (*smshttp.Response, error)) smshttp.Handler {
 	return func(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
-		body, ok := r.Body.(map[string]any)
-		if r.Body == nil {
+		raw := r.Body
+		if text, isText := raw.(string); isText { // curl -d sends a form content type
+			if err := json.Unmarshal([]byte(text), &raw); err != nil {
+				return nil, smshttp.Errorf(smshttp.KindValidation, "the body is not valid JSON: "+err.Error())
+			}
+		}
+		body, ok := raw.(map[string]any)
+		if raw == nil {
 			body, ok = map[string]any{}, true
 		}
 		if !ok {
@@ -90,7 +98,11 @@ func (s *service) restSearch(ctx context.Context, model string, body map[string]
 			return nil, err
 		}
 	}
-	if b["count"] == true {
+	count, ok := b["count"].(bool)
+	if !ok && b["count"] != nil {
+		return nil, argErr("count must be true or false, got %s", kindOf(b["count"]))
+	}
+	if count {
 		if out["count"], err = s.Count(ctx, model, d); err != nil {
 			return nil, err
 		}
@@ -135,7 +147,10 @@ func (s *service) restOnchange(ctx context.Context, model string, body map[strin
 	if err != nil {
 		return nil, err
 	}
-	field, _ := b["field"].(string)
+	field, ok := b["field"].(string)
+	if !ok {
+		return nil, argErr("field must be the name of the field that changed, got %s", kindOf(b["field"]))
+	}
 	values, err := decodeValues(b["values"])
 	if err != nil {
 		return nil, err

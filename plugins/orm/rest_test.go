@@ -17,9 +17,9 @@ func (e *agentEnv) call(t *testing.T, c restCall) (int, map[string]any) {
 	t.Helper()
 	token, method, path, body := c.token, c.method, c.path, c.body
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
-	if body != "" {
+	if body != "" && !strings.Contains(path, "read_group") {
 		r.Header.Set("Content-Type", "application/json")
-	}
+	} // read_group is sent as curl -d sends it, with a form content type
 	if token != "" {
 		r.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -64,6 +64,11 @@ func TestREST(t *testing.T) {
 		{"bob-token", "POST", "/api/orm/invoice/read", `{"ids":[2]}`, 404, `no record 2 that this user may read`},
 		{"bob-token", "POST", "/api/orm/invoice/search", `{"sudo":true}`, 400, `unknown key \"sudo\"`},
 		{"", "POST", "/api/orm/invoice/search", `{}`, 401, `"kind":"auth"`},
+		{"bob-token", "POST", "/api/orm/invoice/search", `{"count":"yes"}`, 400, `model invoice: count must be true or false, got a string`},
+		{"bob-token", "POST", "/api/orm/invoice/onchange", `{"values":{}}`, 400, `model invoice: field must be the name of the field that changed`},
+		{"bob-token", "POST", "/api/orm/invoice/read", `{"ids":"1"}`, 400, `ids must be a list of record ids`},
+		{"bob-token", "POST", "/api/orm/invoice/read_group", `{"groupBy":"state"}`, 400, `groupBy must be a list`},
+		{"bob-token", "POST", "/api/orm/invoice/search", `[1]`, 400, `the body must be a JSON object`},
 	} {
 		status, body := e.call(t, restCall{c.token, c.method, c.path, c.body})
 		raw, _ := json.Marshal(body)

@@ -236,6 +236,9 @@ func (s *service) filter(ctx context.Context, m *model, action Action, domain Do
 		}
 		where = "(" + where + ") AND (" + gw + ")"
 		c.args = append(c.args, gc.args...)
+		if err := c.bound(); err != nil {
+			return "", nil, err
+		}
 	}
 	return where, c.args, nil
 }

@@ -71,20 +71,24 @@ func TestUnlinkCascadesCyclesAndDepth(t *testing.T) {
 }
 
 // An agent plugin's restrict on a model another plugin declares cannot
-// block that plugin's deletions: its references are cleared instead, and
-// the spec says so. Seen failing (the invoice could not be deleted) with
+// block that plugin's deletions: its references are cleared instead (its
+// records go with the target when the reference is required), and the
+// spec says so. Seen failing (the invoice could not be deleted) with
 // onDelete taken as declared.
 func TestAgentRestrictDoesNotBlock(t *testing.T) {
 	ctx := context.Background()
 	e := bootGuarded(t)
 	e.exec.Register("pins", func(context.Context, kernel.HostBridge, *kerneltest.Unit) error { return nil })
-	m := kernel.Manifest{ID: "agent.pins", Version: "1", Contributes: map[string][]any{orm.ModelPoint: {map[string]any{
-		"name": "pin", "fields": map[string]any{"inv": map[string]any{"kind": "many2one", "target": "invoice", "onDelete": "restrict"}}}}}}
+	m := kernel.Manifest{ID: "agent.pins", Version: "1", Contributes: map[string][]any{orm.ModelPoint: {
+		map[string]any{"name": "pin", "fields": map[string]any{"inv": map[string]any{"kind": "many2one", "target": "invoice", "onDelete": "restrict"}}},
+		map[string]any{"name": "nail", "fields": map[string]any{"inv": map[string]any{"kind": "many2one", "target": "invoice", "required": true}}},
+	}}}
 	if err := kerneltest.Agent(ctx, e.K, m, "pins"); err != nil {
 		t.Fatal(err)
 	}
 	inv := e.ID("invoice", "INV-3")
 	pin := e.Create(t, "pin", "p", map[string]any{"inv": inv})
+	e.Create(t, "nail", "n", map[string]any{"inv": inv})
 	spec, _ := e.ORM.Spec("pin")
 	for _, f := range spec.Fields {
 		if f.Name == "inv" && f.OnDelete != orm.OnDeleteSetNull {
@@ -97,6 +101,9 @@ func TestAgentRestrictDoesNotBlock(t *testing.T) {
 	recs, err := e.ORM.Read(ormtest.Sudo(), "pin", []int64{pin}, orm.ReadSpec{"inv": nil})
 	if err != nil || recs[0]["inv"] != nil {
 		t.Fatalf("pin after its invoice went: %s, %v", ormtest.Show(recs), err)
+	}
+	if n, err := e.ORM.Count(ormtest.Sudo(), "nail", nil); err != nil || n != 0 {
+		t.Fatalf("nails (a required reference) after their invoice went: %d, %v; want cascaded away", n, err)
 	}
 }
 
