@@ -12,10 +12,17 @@
 // last four to a human.
 //
 // Invariants:
-//   - migrations are additive, on every boot and every contribution: a
-//     missing table, column or join table is created, nothing is ever
-//     dropped or altered, so withdrawing a model or field (disabling its
-//     plugin) and contributing it again loses no data;
+//   - migrations are additive, on every boot and every accepted
+//     contribution: a missing table, column or join table is created,
+//     nothing is ever dropped or altered, so withdrawing a model or field
+//     (disabling its plugin) and contributing it again loses no data; a
+//     contribution is first tried in a transaction that is rolled back, so
+//     a plugin the judge only tries changes nothing;
+//   - the table orm_columns records which plugin made each table and
+//     column and of which kind: no field reuses a kept column of another
+//     storage class, and no agent plugin takes over a table or column
+//     another plugin made; plugins never name tables (m_<name>, and join
+//     tables hashed from model and field);
 //   - every value reaches SQL as a bound ? argument: domains, ids (one
 //     JSON array argument), values and like patterns alike; the SQL text
 //     holds only identifiers checked against the schema and quoted;
@@ -32,7 +39,10 @@
 //     itself with the guard's domain, including the models a dotted path
 //     enters; sudo is set only by system Go code with Sudo(ctx);
 //   - agent code never holds the orm key; orm-user, REST calls and agent
-//     handlers act for the caller with sudo off, whatever called them;
+//     handlers act for the caller with sudo off, whatever called them; an
+//     agent plugin's field on another plugin's model is never required and
+//     never restricts or cascades, and its failing compute or onchange
+//     does not break that model;
 //   - a Read issues one query per model and relation level, whatever the
 //     number of records (ids travel as one JSON array argument).
 package orm
