@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/sms-baseline/sms/contracts"
 )
@@ -67,15 +68,44 @@ func (mg migrator) record(table, col string, o owner) error {
 	return nil
 }
 
-// fits checks that f may use the column its name gives it: of the same
-// storage class as what the column holds.
+// recordKind is what MetaTable records of a field's kind: the kind, and
+// for a relation the model its ids are of.
+func recordKind(f *field) string {
+	if f.Kind == KindMany2One || f.Kind == KindMany2Many {
+		return string(f.Kind) + ">" + f.Target
+	}
+	return string(f.Kind)
+}
+
+// holds is the class of what a recorded kind's column holds: the storage
+// class, and for a relation its target, so ids are never read as another
+// model's.
+func holds(kind string) string {
+	k, target, rel := strings.Cut(kind, ">")
+	if rel {
+		return storage(Kind(k)) + ">" + target
+	}
+	return storage(Kind(k))
+}
+
+// fits checks that f may use the column (or join table) kept under its
+// name: holding the same class of values, and ids of the same model.
 func fits(f *field, have map[string]owner) error {
 	o, ok := have[f.name]
-	if !ok || storage(Kind(o.kind)) == storage(f.Kind) {
+	if !ok || holds(o.kind) == holds(recordKind(f)) {
 		return nil
 	}
 	return errorf(ErrInvalid, at{f.owner.name, f.name}, "the column kept from plugin %s holds %s values; a %s field cannot reuse it",
-		o.plugin, Kind(o.kind), f.Kind)
+		o.plugin, o.kind, recordKind(f))
+}
+
+// taken refuses an agent plugin's field on a column another plugin made,
+// whichever order the contributions came in.
+func taken(f *field, have map[string]owner) error {
+	if o, ok := have[f.name]; ok && !f.system && o.plugin != f.plugin {
+		return errorf(ErrInvalid, at{f.owner.name, f.name}, "the column was created by plugin %s; an agent plugin may not take it over", o.plugin)
+	}
+	return nil
 }
 
 // claim is what a contribution asks of the tables, for its plugin.
@@ -103,6 +133,17 @@ func (c claim) check(m *model, have map[string]owner) error {
 		}
 	}
 	return nil
+}
+
+// checkKept checks a claim on the tables of a model not declared now.
+func (s *service) checkKept(name string, c claim) error {
+	ctx, cancel := context.WithTimeout(context.Background(), migrateTimeout)
+	defer cancel()
+	have, err := migrator{ctx: ctx, tx: s.db, cols: s.cols}.owners(Table(name))
+	if err != nil {
+		return err
+	}
+	return c.check(&model{name: name}, have)
 }
 
 // errDryRun rolls back a migration made only to see whether it works.

@@ -80,8 +80,11 @@ func (mg migrator) run(m *model) error {
 		return err
 	}
 	for _, name := range m.names() {
-		if f := m.fields[name]; f.stored() {
+		if f := m.fields[name]; f.stored() || f.Kind == KindMany2Many && f.broken == "" {
 			if err := fits(f, have); err != nil {
+				return err
+			}
+			if err := taken(f, have); err != nil {
 				return err
 			}
 		}
@@ -97,10 +100,10 @@ func (mg migrator) run(m *model) error {
 		switch {
 		case f.broken != "":
 		case f.stored():
-			err = mg.record(table, name, owner{kind: string(f.Kind), plugin: f.plugin})
+			err = mg.record(table, name, owner{kind: recordKind(f), plugin: f.plugin})
 		case f.Kind == KindMany2Many:
 			if err = mg.join(m, f); err == nil {
-				err = mg.record(relationOf(m.name, name), "", owner{kind: string(f.Kind), plugin: f.plugin})
+				err = mg.record(table, name, owner{kind: recordKind(f), plugin: f.plugin})
 			}
 		}
 		if err != nil {

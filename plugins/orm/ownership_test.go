@@ -47,8 +47,38 @@ func TestTablesKeepTheirOwner(t *testing.T) {
 	if !strings.Contains(why, "table m_secret was created by plugin app.secrets") {
 		t.Fatalf("an agent model taking a withdrawn system model's table: %q, want refused", why)
 	}
+	// Nor may a field added while the model is away: it claims the kept
+	// column too (seen failing when the claim was checked only with the
+	// model present).
+	why = agent(t, e, "agent.early", map[string][]any{orm.FieldPoint: {map[string]any{"model": "secret", "name": "code",
+		"field": map[string]any{"kind": "char"}}}})
+	if !strings.Contains(why, "the column was created by plugin app.secrets") {
+		t.Fatalf("an agent field on a withdrawn model's kept column: %q, want refused", why)
+	}
+	// A field added while the model is away is held to the rules for fields
+	// on another plugin's model once the model is back: not required.
+	if why := agent(t, e, "agent.late", map[string][]any{orm.FieldPoint: {map[string]any{"model": "secret", "name": "extra",
+		"field": map[string]any{"kind": "char", "required": true}}}}); why != "" {
+		t.Fatalf("an agent field on an absent model: %q", why)
+	}
 	if err := e.K.Enable(ctx, "app.secrets"); err != nil {
 		t.Fatalf("re-enable the owner: %v", err)
+	}
+	if _, err := e.ORM.Create(ormtest.Sudo(), "secret", map[string]any{"code": "x"}); err != nil {
+		t.Fatalf("the owner's create with an agent's required field on its model: %v", err)
+	}
+	// A many2many's links belong to the plugin that made them.
+	if why := agent(t, e, "agent.b", map[string][]any{orm.FieldPoint: {map[string]any{"model": "invoice", "name": "links",
+		"field": map[string]any{"kind": "many2many", "target": "tag"}}}}); why != "" {
+		t.Fatalf("agent.b's many2many: %q", why)
+	}
+	if err := e.K.Disable(ctx, "agent.b"); err != nil {
+		t.Fatal(err)
+	}
+	why = agent(t, e, "agent.c", map[string][]any{orm.FieldPoint: {map[string]any{"model": "invoice", "name": "links",
+		"field": map[string]any{"kind": "many2many", "target": "country"}}}})
+	if !strings.Contains(why, "created by plugin agent.b") {
+		t.Fatalf("another agent's many2many on agent.b's kept links: %q, want refused", why)
 	}
 	why = agent(t, e, "agent.field", map[string][]any{orm.FieldPoint: {map[string]any{"model": "invoice", "name": "number",
 		"field": map[string]any{"kind": "int"}}}})

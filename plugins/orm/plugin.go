@@ -181,8 +181,8 @@ func (s *service) tryProspective(m owned[Model], fc *owned[FieldContribution], c
 	}
 	sch := build(contribs{models: models, fields: fields})
 	target, ok := sch.models[name]
-	if !ok {
-		return nil // a field of a model not declared yet: tried when the model is
+	if !ok { // a field of a model not declared yet: migrated when it is, but no taking over a kept column now
+		return s.checkKept(name, c)
 	}
 	return s.tryMigrate(target, c)
 }

@@ -91,7 +91,9 @@ func (r *registry) schema() *schema {
 	return r.cur
 }
 
-// checkModel reports a clash of m with a live model another plugin declared.
+// checkModel reports a clash of m with a live model another plugin
+// declared. Fields other plugins added do not clash: the model's own
+// declaration wins, so an added field cannot lock its owner out.
 func (r *registry) checkModel(plugin string, m Model) error {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -100,14 +102,7 @@ func (r *registry) checkModel(plugin string, m Model) error {
 			return errorf(ErrInvalid, at{m.Name, ""}, "the model is already declared by plugin %s", o.plugin)
 		}
 	}
-	for _, o := range r.fields {
-		if o.item.Model == m.Name && o.plugin != plugin {
-			if _, ok := m.Fields[o.item.Name]; ok {
-				return errorf(ErrInvalid, at{m.Name, o.item.Name}, "the field is already added by plugin %s", o.plugin)
-			}
-		}
-	}
-	return nil
+	return nil // a field another plugin added under a name the model declares gives way to it
 }
 
 // checkField reports a clash of fc with a live field another plugin declared.
@@ -219,8 +214,21 @@ func build(c contribs) *schema {
 	for _, o := range fields {
 		m, ok := s.models[o.item.Model]
 		if ok && m.fields[o.item.Name] == nil {
-			m.fields[o.item.Name] = &field{name: o.item.Name, Field: o.item.Field, plugin: o.plugin, system: o.system, owner: m}
+			f := o.item.Field
+			if !o.system && o.plugin != m.plugin {
+				// Whatever order contributions came in: an agent plugin's
+				// field on another plugin's model is never required and only
+				// ever set null when its target goes.
+				f.Required = false
+				if f.Kind == KindMany2One {
+					f.OnDelete = OnDeleteSetNull
+				}
+			}
+			m.fields[o.item.Name] = &field{name: o.item.Name, Field: f, plugin: o.plugin, system: o.system, owner: m}
 		}
+	}
+	for _, m := range s.models {
+		s.resolveRelations(m)
 	}
 	for _, m := range s.models {
 		s.resolve(m)
@@ -242,9 +250,10 @@ func build(c contribs) *schema {
 	return s
 }
 
-// resolve links m's fields to the models they name and settles its
-// display field and order.
-func (s *schema) resolve(m *model) {
+// resolveRelations links m's relational fields to the models they name;
+// it runs for every model before resolve, so paths see every relation
+// resolved.
+func (s *schema) resolveRelations(m *model) {
 	for _, f := range m.fields {
 		if f.Kind == KindMany2One || f.Kind == KindOne2Many || f.Kind == KindMany2Many {
 			if f.target = s.models[f.Target]; f.target == nil {
@@ -263,10 +272,17 @@ func (s *schema) resolve(m *model) {
 			f.invert = inv
 		}
 	}
+}
+
+// resolve settles m's related fields, display field and order.
+func (s *schema) resolve(m *model) {
 	for _, f := range m.fields {
 		if f.Kind == KindRelated {
 			s.resolvePath(m, f)
 		}
+	}
+	if d := m.fields[m.display]; m.display != "" && (d == nil || !d.stored()) {
+		m.display = ""
 	}
 	if m.display == "" {
 		if n := m.fields["name"]; n != nil && n.stored() {
@@ -303,7 +319,7 @@ func (s *schema) resolvePath(m *model, f *field) {
 			cur = hop.target
 		}
 	}
-	if last := f.path[len(f.path)-1]; !stored(last.Kind) {
+	if last := f.path[len(f.path)-1]; !stored(last.Kind) || last.broken != "" {
 		f.broken = fmt.Sprintf("path %s must end at a stored field", f.Path)
 	}
 }

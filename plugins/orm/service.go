@@ -32,7 +32,7 @@ type service struct {
 	// once dead, point validators check shapes and touch no database.
 	live atomic.Bool
 
-	migMu    sync.Mutex
+	migMu    sync.RWMutex
 	migrated map[string]string // model -> signature of what its tables have
 
 	mu        sync.RWMutex
@@ -135,6 +135,12 @@ func (s *service) model(ctx context.Context, name string) (*schema, *model, erro
 // ensure migrates m's tables unless they are known to be up to date.
 func (s *service) ensure(ctx context.Context, m *model) error {
 	sig := signature(m)
+	s.migMu.RLock()
+	have, ok := s.migrated[m.name]
+	s.migMu.RUnlock()
+	if ok && have == sig {
+		return nil // the common case takes no exclusive lock
+	}
 	s.migMu.Lock()
 	defer s.migMu.Unlock()
 	if have, ok := s.migrated[m.name]; ok && have == sig {
