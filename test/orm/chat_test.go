@@ -42,7 +42,7 @@ type server struct {
 	b *baseline.Baseline
 }
 
-func boot(t *testing.T, path string, turns [][]contracts.Block) *server {
+func boot(t *testing.T, path string, exec kernel.Executor, turns [][]contracts.Block) *server {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.OpenStore(ctx, path)
@@ -50,7 +50,7 @@ func boot(t *testing.T, path string, turns [][]contracts.Block) *server {
 		t.Fatal(err)
 	}
 	b, err := baseline.New(ctx, baseline.Options{Name: "orm", Store: st, AdminToken: adminToken, Credentials: credentials,
-		Model: scripted.New(turns), ORM: orm.Options{ContextOf: contextOf}, Plugins: []kernel.Plugin{invoicesApp()}})
+		Executor: exec, Model: scripted.New(turns), ORM: orm.Options{ContextOf: contextOf}, Plugins: []kernel.Plugin{invoicesApp()}})
 	if err != nil {
 		t.Fatalf("boot: %v", err)
 	}
@@ -124,11 +124,18 @@ func wantOverdue(t *testing.T, got string) {
 // field waits for a person; once approved, the tool answers as alice (who
 // cannot see Hidden Corp's invoice); both survive a restart; disabling the
 // plugin keeps the field's data in its column, and enabling brings it back.
+// It runs on both executors.
 func TestChatAddsDiscountAndOverdueTool(t *testing.T) {
+	for _, x := range executors {
+		t.Run(x.name, func(t *testing.T) { chatScenario(t, x.make) })
+	}
+}
+
+func chatScenario(t *testing.T, executor func(*testing.T) kernel.Executor) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "kernel.db")
 	turns := script(t)
-	s := boot(t, path, turns)
+	s := boot(t, path, executor(t), turns)
 	v, err := s.b.Kernel.GetValue(orm.Key)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +161,7 @@ func TestChatAddsDiscountAndOverdueTool(t *testing.T) {
 	wantOverdue(t, s.overdue())
 	s.close()
 
-	s = boot(t, path, turns[2:])
+	s = boot(t, path, executor(t), turns[2:])
 	wantOverdue(t, s.overdue())
 
 	s.must("POST", "/api/plugins/agent.discounts/disable", adminToken, nil)
