@@ -48,12 +48,33 @@ func BenchmarkServe(b *testing.B) {
 		}
 	}
 	for _, path := range []string{"/api/state", "/r42/hello"} {
-		b.Run(strings.ReplaceAll(strings.Trim(path, "/"), "/", "_"), func(b *testing.B) { load(b, srv.URL+path) })
+		b.Run(strings.ReplaceAll(strings.Trim(path, "/"), "/", "_"), func(b *testing.B) { load(b, loadSpec{url: srv.URL + path}) })
 	}
+	// A client that sends back the state's ETag gets 304 until the kernel
+	// changes.
+	resp, err := http.Get(srv.URL + "/api/state")
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	b.Run("api_state_revalidate", func(b *testing.B) {
+		load(b, loadSpec{url: srv.URL + "/api/state", etag: resp.Header.Get("ETag"), status: http.StatusNotModified})
+	})
 }
 
-// load sends GET url from parallel clients and reports req/s and p99.
-func load(b *testing.B, url string) {
+// loadSpec is what load sends: GET url, with If-None-Match etag when set,
+// expecting status (200 when zero).
+type loadSpec struct {
+	url, etag string
+	status    int
+}
+
+// load sends its GET from parallel clients and reports req/s and p99.
+func load(b *testing.B, spec loadSpec) {
+	url, want := spec.url, spec.status
+	if want == 0 {
+		want = http.StatusOK
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var mu sync.Mutex
 	var all []time.Duration
@@ -63,15 +84,19 @@ func load(b *testing.B, url string) {
 		var mine []time.Duration
 		for pb.Next() {
 			t0 := time.Now()
-			resp, err := client.Get(url)
+			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			if spec.etag != "" {
+				req.Header.Set("If-None-Match", spec.etag)
+			}
+			resp, err := client.Do(req)
 			if err != nil {
 				b.Error(err)
 				return
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
 			_ = resp.Body.Close()
-			if resp.StatusCode != 200 {
-				b.Errorf("GET %s = %d", url, resp.StatusCode)
+			if resp.StatusCode != want {
+				b.Errorf("GET %s = %d, want %d", url, resp.StatusCode, want)
 				return
 			}
 			mine = append(mine, time.Since(t0))

@@ -150,6 +150,7 @@ func (k *Kernel) contribute(f *fiber, gen uint64, point string, item any) (strin
 			o.Added(c)
 		}
 	}
+	k.reg.changed()
 	return c.ID, nil
 }
 
@@ -164,6 +165,7 @@ func (k *Kernel) withdraw(p *pointEntry, c Contribution) error {
 			o.Removed(c)
 		}
 	}
+	k.reg.changed()
 	return nil
 }
 

@@ -47,7 +47,7 @@ type Kernel struct {
 
 	mu sync.Mutex // serializes operations that change fibers (they run plugin code)
 
-	reg       sync.RWMutex // guards everything below
+	reg       regMutex // guards everything below
 	keys      map[string]*keyEntry
 	points    map[string]*pointEntry
 	fibers    map[string]*fiber

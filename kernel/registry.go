@@ -3,6 +3,8 @@ package kernel
 import (
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 )
 
 // Contribution is one item a fiber contributed to a point.
@@ -23,6 +25,23 @@ type Observer struct {
 	Added   func(Contribution)
 	Removed func(Contribution)
 }
+
+// regMutex is the registry's lock. Every write section moves the
+// kernel's generation as it ends, so nothing changes the registry without
+// Generation showing it.
+type regMutex struct {
+	sync.RWMutex
+	gen atomic.Uint64
+}
+
+// Unlock ends a write section and moves the generation.
+func (m *regMutex) Unlock() {
+	m.gen.Add(1)
+	m.RWMutex.Unlock()
+}
+
+// changed moves the generation after observers reacted to a change.
+func (m *regMutex) changed() { m.gen.Add(1) }
 
 type keyEntry struct {
 	meta    KeyMeta
@@ -113,6 +132,7 @@ func (k *Kernel) observe(f *fiber, point string, obs Observer) (*Observer, error
 			o.Added(c)
 		}
 	}
+	k.reg.changed()
 	return o, nil
 }
 
@@ -132,6 +152,7 @@ func (k *Kernel) unobserve(point string, o *Observer) {
 			o.Removed(remaining[i])
 		}
 	}
+	k.reg.changed()
 }
 
 // GetValue returns the value currently provided for key, with no declaration

@@ -12,6 +12,14 @@ type StateView struct {
 	Taint  TaintSet    `json:"taint"`
 }
 
+// Generation counts the changes to the kernel: it moves whenever what a
+// view of the kernel shows (fibers, keys, points, contributions, taint)
+// may have changed, and after the observers of a contribution or a
+// withdrawal have reacted, so state plugins derive from contributions
+// (routes, collections) moves it too. Equal generations mean nothing
+// changed in between; a cache keyed by it is rebuilt only on change.
+func (k *Kernel) Generation() uint64 { return k.reg.gen.Load() }
+
 // State returns a snapshot of the kernel's fibers and taint flags.
 func (k *Kernel) State() StateView {
 	return StateView{Name: k.name, Fibers: k.Fibers(), Taint: k.Tainted()}

@@ -29,6 +29,7 @@ type admin struct {
 	http  smshttp.Service
 	opts  Options
 	ctx   *kernel.Context // reads the optional collections and agent keys when asked
+	cache stateCache
 }
 
 func activate(c *kernel.Context, opts Options) error {

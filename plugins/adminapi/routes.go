@@ -9,7 +9,6 @@ import (
 
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
-	"github.com/sms-baseline/sms/plugins/collections"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
@@ -45,35 +44,6 @@ func (a *admin) routes() []smshttp.Route {
 		{Method: "GET", Path: "/readyz", Handler: a.ready},
 		route("GET", "/metrics", read, a.metrics),
 	}
-}
-
-// stateView is GET /api/state.
-type stateView struct {
-	Kernel  string              `json:"kernel"`
-	Auth    string              `json:"auth"` // "token" or "open"
-	Fibers  []kernel.FiberView  `json:"fibers"`
-	Pending []judge.Approval    `json:"pending"`
-	Routes  []smshttp.RouteInfo `json:"routes"`
-	// Collections is empty when the collections plugin is not active.
-	Collections []collections.Collection `json:"collections"`
-	Taint       kernel.TaintSet          `json:"taint"`
-}
-
-func (a *admin) state(context.Context, *smshttp.Request) (*smshttp.Response, error) {
-	s := a.k.State()
-	v := stateView{Kernel: s.Name, Auth: "open", Fibers: s.Fibers, Pending: a.judge.Pending(),
-		Routes: a.http.Routes(), Taint: s.Taint}
-	if a.http.Secured() {
-		v.Auth = "token"
-	}
-	if v.Pending == nil {
-		v.Pending = []judge.Approval{}
-	}
-	v.Collections = []collections.Collection{}
-	if svc, err := kernel.Lookup[collections.Service](a.ctx, collections.Key); err == nil {
-		v.Collections = svc.Definitions()
-	}
-	return smshttp.JSON(v), nil
 }
 
 // bodyJSON returns the request body as JSON text. A body sent with another
