@@ -1,7 +1,6 @@
 package collections
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,24 +12,8 @@ import (
 )
 
 // Items arrive as Go values from system plugins (Collection, *Collection,
-// ...) or as decoded JSON from manifests and agent plugins. The JSON shapes
-// go through one encode/decode round trip, which leaves the caller's item
-// untouched (declarative items are shared by every activation) and refuses
-// misspelled keys.
-
-// decodeItem decodes the JSON shape of item into out, refusing unknown keys.
-func decodeItem(item any, out any) error {
-	raw, err := json.Marshal(item)
-	if err != nil {
-		return fmt.Errorf("encode item: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		return fmt.Errorf("decode item: %w", err)
-	}
-	return nil
-}
+// ...) or as decoded JSON from manifests and agent plugins; the JSON shapes
+// are read with kernel.DecodeItem.
 
 // parseCollection reads a CollectionPoint item and checks its shape.
 func parseCollection(item any) (Collection, error) {
@@ -44,7 +27,7 @@ func parseCollection(item any) (Collection, error) {
 		}
 		c = *it
 	default:
-		if err := decodeItem(item, &c); err != nil {
+		if err := kernel.DecodeItem(item, &c); err != nil {
 			return c, fmt.Errorf("a collection is {name, fields}: %w", err)
 		}
 	}
@@ -63,7 +46,7 @@ func parseFieldContribution(item any) (FieldContribution, error) {
 		}
 		fc = *it
 	default:
-		if err := decodeItem(item, &fc); err != nil {
+		if err := kernel.DecodeItem(item, &fc); err != nil {
 			return fc, fmt.Errorf("a collection field is {collection, field}: %w", err)
 		}
 	}
@@ -100,7 +83,7 @@ func parseHook(item any) (Hook, error) {
 			return h, fmt.Errorf("hook handler must be a function")
 		}
 		var raw hookItem
-		if err := decodeItem(it, &raw); err != nil {
+		if err := kernel.DecodeItem(it, &raw); err != nil {
 			return h, fmt.Errorf("a hook is {collection, on, when?, handler}: %w", err)
 		}
 		h = Hook{Collection: raw.Collection, On: raw.On, When: raw.When, Handler: agentHook(fn)}

@@ -162,7 +162,7 @@ func (w *writer) many2many(f *field, parent int64, c command) error {
 	return w.link(f, parent, c.ids)
 }
 
-func (w *writer) rel(f *field) string { return relationOf(f.owner.name, f.name) }
+func (w *writer) rel(f *field) string { return JoinTable(f.owner.name, f.name) }
 
 func (w *writer) exec(f *field, q string, args ...any) error {
 	if _, err := w.tx.Query(w.ctx, q, args...); err != nil {

@@ -155,7 +155,7 @@ func (c *compiler) hop(f *field, alias string, t term, rest []string) (string, e
 		j := c.alias()
 		outer = fmt.Sprintf(`%s."id"`, alias)
 		sel = fmt.Sprintf(`%s.%q`, j, joinSrc)
-		from = fmt.Sprintf(`%q %s JOIN %q %s ON %s."id" = %s.%q WHERE 1=1`, relationOf(f.owner.name, f.name), j,
+		from = fmt.Sprintf(`%q %s JOIN %q %s ON %s."id" = %s.%q WHERE 1=1`, JoinTable(f.owner.name, f.name), j,
 			Table(target.name), next, next, j, joinDst)
 	}
 	cond, err := c.term(target, next, t, rest)

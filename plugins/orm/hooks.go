@@ -88,8 +88,6 @@ func callHook(ctx context.Context, fn HookFunc, c Change) (err error) {
 	return fn(ctx, c)
 }
 
-func isSystemMethod(m owned[Method]) bool { return m.system }
-
 func callMethod(ctx context.Context, m owned[Method], call MethodCall) (out any, err error) {
 	defer func() {
 		if p := recover(); p != nil {

@@ -1,7 +1,6 @@
 package orm
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,22 +13,8 @@ import (
 )
 
 // Items arrive as Go values from system plugins or as decoded JSON from
-// manifests and agent plugins, whose functions are kernel.Func values.
-// JSON shapes go through one encode/decode round trip that refuses
-// misspelled keys and leaves the caller's item untouched.
-
-func decodeItem(item any, out any) error {
-	raw, err := json.Marshal(item)
-	if err != nil {
-		return fmt.Errorf("encode item: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		return fmt.Errorf("decode item: %w", err)
-	}
-	return nil
-}
+// manifests and agent plugins, whose functions are kernel.Func values; the
+// JSON shapes are read with kernel.DecodeItem.
 
 // parseModel reads a ModelPoint item and checks its shape.
 func parseModel(item any) (Model, error) {
@@ -43,7 +28,7 @@ func parseModel(item any) (Model, error) {
 		}
 		m = *it
 	default:
-		if err := decodeItem(item, &m); err != nil {
+		if err := kernel.DecodeItem(item, &m); err != nil {
 			return m, fmt.Errorf("a model is {name, fields, displayField?, order?}: %w", err)
 		}
 	}
@@ -63,7 +48,7 @@ func parseFieldContribution(item any) (FieldContribution, error) {
 		}
 		fc = *it
 	default:
-		if err := decodeItem(item, &fc); err != nil {
+		if err := kernel.DecodeItem(item, &fc); err != nil {
 			return fc, fmt.Errorf("a model field is {model, name, field}: %w", err)
 		}
 	}
@@ -91,7 +76,7 @@ func parseFnItem(it map[string]any, shape string) (fnItem, kernel.Func, error) {
 	if !ok {
 		return raw, nil, fmt.Errorf("%s: handler must be a function", shape)
 	}
-	if err := decodeItem(it, &raw); err != nil {
+	if err := kernel.DecodeItem(it, &raw); err != nil {
 		return raw, nil, fmt.Errorf("%s: %w", shape, err)
 	}
 	return raw, fn, nil
@@ -365,6 +350,3 @@ func stored(k Kind) bool {
 	}
 	return true
 }
-
-// relationOf returns a many2many's join table, JoinTable.
-func relationOf(model, name string) string { return JoinTable(model, name) }

@@ -173,7 +173,7 @@ func (mg migrator) addColumn(table string, f *field) error {
 
 func (mg migrator) join(m *model, f *field) error {
 	ctx, tx, cols := mg.ctx, mg.tx, mg.cols
-	rel := relationOf(m.name, f.name)
+	rel := JoinTable(m.name, f.name)
 	if err := contracts.CheckIdent(rel); err != nil {
 		return &Error{Kind: ErrInvalid, Model: m.name, Field: f.name, Msg: err.Error()}
 	}

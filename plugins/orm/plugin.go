@@ -199,35 +199,35 @@ func observe(api *kernel.API, s *service) error {
 		{FieldPoint, func(x kernel.Contribution, sys bool) error {
 			fc, err := parseFieldContribution(x.Item)
 			if err == nil {
-				s.reg.addField(owned[FieldContribution]{id: x.ID, plugin: x.Fiber, system: sys, item: fc})
+				add(&s.reg, &s.reg.fields, owned[FieldContribution]{id: x.ID, plugin: x.Fiber, system: sys, item: fc})
 			}
 			return err
 		}},
 		{ModelPoint, func(x kernel.Contribution, sys bool) error {
 			m, err := parseModel(x.Item)
 			if err == nil {
-				s.reg.addModel(owned[Model]{id: x.ID, plugin: x.Fiber, system: sys, item: m})
+				add(&s.reg, &s.reg.models, owned[Model]{id: x.ID, plugin: x.Fiber, system: sys, item: m})
 			}
 			return err
 		}},
 		{MethodPoint, func(x kernel.Contribution, sys bool) error {
 			m, err := parseMethod(x.Item)
 			if err == nil {
-				s.reg.addMethod(owned[Method]{id: x.ID, plugin: x.Fiber, system: sys, item: m})
+				add(&s.reg, &s.reg.methods, owned[Method]{id: x.ID, plugin: x.Fiber, system: sys, item: m})
 			}
 			return err
 		}},
 		{HookPoint, func(x kernel.Contribution, sys bool) error {
 			h, err := parseHook(x.Item)
 			if err == nil {
-				s.reg.addHook(owned[Hook]{id: x.ID, plugin: x.Fiber, system: sys, item: h})
+				add(&s.reg, &s.reg.hooks, owned[Hook]{id: x.ID, plugin: x.Fiber, system: sys, item: h})
 			}
 			return err
 		}},
 		{OnchangePoint, func(x kernel.Contribution, sys bool) error {
 			o, err := parseOnchange(x.Item)
 			if err == nil {
-				s.reg.addOnchange(owned[Onchange]{id: x.ID, plugin: x.Fiber, system: sys, item: o})
+				add(&s.reg, &s.reg.onchanges, owned[Onchange]{id: x.ID, plugin: x.Fiber, system: sys, item: o})
 			}
 			return err
 		}},

@@ -33,34 +33,12 @@ type contribs struct {
 	onchanges []owned[Onchange]
 }
 
-func (r *registry) addModel(o owned[Model]) {
+// add appends a contribution to one of r's lists and marks the schema
+// stale.
+func add[T any](r *registry, list *[]owned[T], o owned[T]) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.models, r.cur = append(r.models, o), nil
-}
-
-func (r *registry) addField(o owned[FieldContribution]) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.fields, r.cur = append(r.fields, o), nil
-}
-
-func (r *registry) addMethod(o owned[Method]) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.methods, r.cur = append(r.methods, o), nil
-}
-
-func (r *registry) addHook(o owned[Hook]) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.hooks, r.cur = append(r.hooks, o), nil
-}
-
-func (r *registry) addOnchange(o owned[Onchange]) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.onchanges, r.cur = append(r.onchanges, o), nil
+	*list, r.cur = append(*list, o), nil
 }
 
 // remove withdraws the contribution with id, whatever its point.

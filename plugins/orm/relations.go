@@ -52,7 +52,7 @@ func (r *reader) many2many(f *field, sub ReadSpec, recs []Record, ids []int64) e
 	if len(ids) > 0 {
 		set, arg := idSet(r.s.db.Dialect(), ids)
 		q := fmt.Sprintf(`SELECT %q AS "src", %q AS "dst" FROM %q WHERE %q IN (%s) LIMIT ?`, joinSrc, joinDst,
-			relationOf(f.owner.name, f.name), joinSrc, set)
+			JoinTable(f.owner.name, f.name), joinSrc, set)
 		links, err := r.s.db.Query(r.ctx, q, arg, int64(MaxReadRecords+1))
 		if err != nil {
 			return fmt.Errorf("read model %s field %s: %w", f.owner.name, f.name, err)
@@ -130,7 +130,7 @@ func (r *reader) computed(b batch, f *field) error {
 	}
 	op := r.s.opOf(r.ctx)
 	call := MethodCall{Model: m.name, IDs: ids, Records: scalars(m, rows), Op: op}
-	if isSystemMethod(meth) {
+	if meth.system {
 		call.Orm = r.s
 	}
 	ctx, ok := deeper(r.ctx)
