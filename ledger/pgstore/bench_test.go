@@ -57,6 +57,14 @@ func BenchmarkLedgerPostgres(b *testing.B) {
 			return scoped{pool: pool, tenant: tenantOf(worker)}, func() {}, nil
 		})
 	})
+	b.Run("tenant-stmt", func(b *testing.B) {
+		db := pgtest.NewDatabase(b)
+		pool := db.AppPool(b, workers)
+		drive(b, func(_ context.Context, worker int) (ledgerCalls, func(), error) {
+			tdb, err := pgstore.Tenant(pool, tenantOf(worker))
+			return direct{ledger.New(pgstore.New(tdb))}, func() {}, err
+		})
+	})
 }
 
 func tenantOf(worker int) string { return fmt.Sprintf("tenant-%d", worker) }
