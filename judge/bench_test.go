@@ -32,7 +32,7 @@ func BenchmarkJudgeSubmit(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				version++
-				m := kernel.Manifest{ID: "agent.bench", Version: strconv.Itoa(version), Inject: []string{"svc"}}
+				m := kernel.Manifest{ID: "agent.bench", Version: strconv.Itoa(version), Inject: []string{"svc"}, Points: []string{"tool"}}
 				v, err := w.judge.Submit(ctx, m, code, "bench")
 				if err != nil || v.Status != judge.StatusMounted {
 					b.Fatalf("submit = %+v, %v; want mounted", v, err)

@@ -58,7 +58,7 @@ func fillLog(b *testing.B, st contracts.Store) {
 	ctx := context.Background()
 	k := bootKernel(b, st.Log(), st.Blobs(), restartExecutor())
 	for i := range restoreAgents {
-		m := kernel.Manifest{ID: fmt.Sprintf("agent.p%02d", i), Version: "1", Inject: []string{"db"}}
+		m := kernel.Manifest{ID: fmt.Sprintf("agent.p%02d", i), Version: "1", Inject: []string{"db"}, Points: []string{"tool"}}
 		if err := kerneltest.Agent(ctx, k, m, "tool"); err != nil {
 			b.Fatal(err)
 		}

@@ -17,7 +17,7 @@ const toolCode = `export default async function activate(cap) {
 }`
 
 func toolManifest(version int) kernel.Manifest {
-	return kernel.Manifest{ID: "agent.bench", Version: strconv.Itoa(version), Inject: []string{KeyService}}
+	return kernel.Manifest{ID: "agent.bench", Version: strconv.Itoa(version), Inject: []string{KeyService}, Points: []string{PointTool}}
 }
 
 // echoCode is a tool whose handler answers without calling the host.
