@@ -180,7 +180,9 @@ func testContextReachesHost(t *testing.T, f Factory) {
 // each wait for the other both return.
 // Seen failing (goja) with a waiting caller making all of its job's host
 // calls itself, one after another, and (isolated) with the parent queueing
-// the second call behind the first on a buffered channel.
+// the second call behind the first on a buffered channel, and with the
+// parent serving a host call on the goroutine that waits for it while the
+// child had another in flight.
 func testHostCallsConcurrent(t *testing.T, f Factory) {
 	env := NewEnv(t, f(t, normal))
 	m := agent("agent.meet")

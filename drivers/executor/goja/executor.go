@@ -68,6 +68,13 @@ type Options struct {
 	Rand func() float64
 	// Logger receives the executor's own errors. Default: discarded.
 	Logger *slog.Logger
+	// Driven leaves a unit without a goroutine of its own: its JavaScript
+	// runs only on goroutines that call Starter.Drive (or wait in Activate
+	// and Call), so whoever starts a job with the Starter methods or
+	// answers a host call of an AsyncHost must call Drive after. The
+	// isolated executor's child sets it: its one reader goroutine then
+	// runs every slice, and no wake-up crosses threads.
+	Driven bool
 }
 
 func (o Options) withDefaults() Options {

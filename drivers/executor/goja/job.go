@@ -8,16 +8,22 @@ import (
 	"sync/atomic"
 
 	js "github.com/dop251/goja"
+
 	"github.com/sms-baseline/sms/drivers/executor/internal/workers"
+	"github.com/sms-baseline/sms/kernel"
 )
 
-// Starter is implemented by this package's units. StartCall begins what
-// Call does without waiting for it: done receives the outcome exactly once,
-// from the unit's goroutine or a timer's, and must not block. A caller that
-// must not block, such as the isolated executor's child answering its
-// parent, uses it instead of Call.
+// Starter is implemented by this package's units. StartActivate and
+// StartCall begin what Activate and Call do without waiting for them: done
+// receives the outcome exactly once, from the goroutine driving the unit or
+// a timer's, and must not block. Drive runs the unit's queued JavaScript on
+// the calling goroutine until none is left (or another goroutine is
+// driving). A caller that must not block, such as the isolated executor's
+// child answering its parent, uses them instead of Activate and Call.
 type Starter interface {
+	StartActivate(ctx context.Context, host kernel.HostBridge, done func(error))
 	StartCall(ctx context.Context, fn string, args json.RawMessage, done func(json.RawMessage, error))
+	Drive()
 }
 
 var _ Starter = (*unit)(nil)
@@ -88,6 +94,7 @@ func (u *unit) wait(j *job, first func() error, inline bool) (string, error) {
 	res := make(chan result, 1)
 	j.done = func(raw string, err error) { res <- result{raw: raw, err: err} }
 	j.kick = make(chan struct{}, 1)
+	inline = inline || u.opts.Driven // nobody else would drive
 	u.start(j, first, !inline)
 	wake := u.wake
 	if inline {

@@ -88,7 +88,9 @@ func newUnit(plugin string, prg *js.Program, opts Options) (*unit, error) {
 	u.rt.SetPromiseRejectionTracker(u.trackRejection)
 	u.guard = time.AfterFunc(time.Hour, u.onGuard)
 	u.guard.Stop()
-	go u.loop()
+	if !opts.Driven {
+		go u.loop()
+	}
 	return u, nil
 }
 
@@ -96,21 +98,41 @@ func newUnit(plugin string, prg *js.Program, opts Options) (*unit, error) {
 // activate(cap), and returns when the promise it returned has settled and
 // every host call it started has been answered.
 func (u *unit) Activate(ctx context.Context, host kernel.HostBridge) error {
-	u.mu.Lock()
-	switch {
-	case u.closed:
-		u.mu.Unlock()
-		return fmt.Errorf("activate %s: %w", u.plugin, ErrClosed)
-	case u.host != nil:
-		u.mu.Unlock()
-		return fmt.Errorf("activate %s: the unit was already activated", u.plugin)
+	if err := u.setHost(host); err != nil {
+		return err
 	}
-	u.host = host
-	u.mu.Unlock()
 	j := newJob(ctx, "activate "+u.plugin)
 	j.activation = true
 	_, err := u.wait(j, func() error { return u.startActivate(j) }, false)
 	return err
+}
+
+// StartActivate implements Starter.
+func (u *unit) StartActivate(ctx context.Context, host kernel.HostBridge, done func(error)) {
+	if err := u.setHost(host); err != nil {
+		done(err)
+		return
+	}
+	j := newJob(ctx, "activate "+u.plugin)
+	j.activation = true
+	j.done = func(_ string, err error) { done(err) }
+	u.start(j, func() error { return u.startActivate(j) }, true)
+}
+
+// Drive implements Starter.
+func (u *unit) Drive() { u.drive(nil) }
+
+func (u *unit) setHost(host kernel.HostBridge) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch {
+	case u.closed:
+		return fmt.Errorf("activate %s: %w", u.plugin, ErrClosed)
+	case u.host != nil:
+		return fmt.Errorf("activate %s: the unit was already activated", u.plugin)
+	}
+	u.host = host
+	return nil
 }
 
 func (u *unit) startActivate(j *job) error {
@@ -234,8 +256,12 @@ func (u *unit) enqueue(fn func(), wake bool) bool {
 	return true
 }
 
-// signal wakes one goroutine waiting to drive (u.mu held).
+// signal wakes one goroutine waiting to drive (u.mu held). A driven unit
+// has none: its driver drives next.
 func (u *unit) signal() {
+	if u.opts.Driven {
+		return
+	}
 	select {
 	case u.wake <- struct{}{}:
 	default:

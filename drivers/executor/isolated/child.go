@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/sms-baseline/sms/drivers/executor/goja"
-	"github.com/sms-baseline/sms/drivers/executor/internal/workers"
 	"github.com/sms-baseline/sms/kernel"
 )
 
@@ -85,25 +84,59 @@ func ServeChild(ctx context.Context, in io.Reader, out io.Writer, opts ChildOpti
 		if err != nil {
 			return err
 		}
-		c.dispatch(ctx, m)
+		c.handle(ctx, m)
 	}
 }
 
-// child serves one unit. Each activation and call runs on its own goroutine
-// with a context that carries the parent's request id, so host calls made on
-// its behalf are tagged with it.
+// child serves one unit on one goroutine: the reader. Every activation and
+// call is started from it, and after each message it drives the unit's
+// JavaScript itself until none is left to run (the unit is goja.Options.Driven),
+// so no message waits for another thread to wake. Host calls made on a job's
+// behalf are tagged with the parent's request id, which the job's context
+// carries. A cancellation is read between slices; a slice is bounded by the
+// runtime's deadline.
 type child struct {
 	conn *conn
 	opts ChildOptions
 
-	mu     sync.Mutex
-	unit   kernel.Unit
-	nextID uint64
-	asks   map[uint64]func(message)      // host calls awaiting the parent's answer
-	jobs   map[uint64]context.CancelFunc // running activations and calls
+	mu       sync.Mutex
+	unit     goja.Starter
+	nextID   uint64
+	asks     map[uint64]func(message)      // host calls awaiting the parent's answer
+	jobs     map[uint64]context.CancelFunc // running activations and calls
+	batching bool                          // the reader is handling a message: hold what is sent
+	outbox   []message
 }
 
 type jobKey struct{}
+
+// handle dispatches one message of the parent and drives the JavaScript it
+// starts; what the child says meanwhile goes out in one write at the end.
+func (c *child) handle(ctx context.Context, m message) {
+	c.mu.Lock()
+	c.batching = true
+	c.mu.Unlock()
+	c.dispatch(ctx, m)
+	c.mu.Lock()
+	u := c.unit
+	c.mu.Unlock()
+	if u != nil {
+		u.Drive()
+	}
+	c.mu.Lock()
+	out := c.outbox
+	c.outbox, c.batching = nil, false
+	for i := range out {
+		if out[i].Op != "" && out[i].Op != opLog {
+			out[i].Live = len(c.asks)
+		}
+	}
+	c.mu.Unlock()
+	if len(out) > 0 {
+		// A failed write means the parent is gone; the read loop ends on EOF.
+		_ = c.conn.sendAll(out)
+	}
+}
 
 func (c *child) dispatch(ctx context.Context, m message) {
 	switch {
@@ -118,21 +151,7 @@ func (c *child) dispatch(ctx context.Context, m message) {
 	case m.Op == opLoad:
 		c.reply(c.load(ctx, m))
 	case m.Op == opActivate || m.Op == opCall:
-		jctx, cancel := context.WithCancel(context.WithValue(ctx, jobKey{}, m.ID))
-		c.mu.Lock()
-		c.jobs[m.ID] = cancel
-		u := c.unit
-		c.mu.Unlock()
-		if starter, ok := u.(goja.Starter); ok && m.Op == opCall {
-			// Started from this goroutine, answered from the unit's: no
-			// goroutine waits on the call.
-			starter.StartCall(jctx, m.Name, m.Data, func(data json.RawMessage, err error) {
-				c.endJob(m.ID)
-				c.reply(failure(message{Reply: m.ID, Data: data}, err))
-			})
-			return
-		}
-		workers.Go(func() { c.run(jctx, m) })
+		c.start(ctx, m)
 	case m.Op == opCancel:
 		c.mu.Lock()
 		if cancel := c.jobs[m.ID]; cancel != nil {
@@ -144,12 +163,39 @@ func (c *child) dispatch(ctx context.Context, m message) {
 	}
 }
 
+// start begins an activation or a call; the reply goes out when it ends.
+func (c *child) start(ctx context.Context, m message) {
+	c.mu.Lock()
+	u := c.unit
+	c.mu.Unlock()
+	if u == nil {
+		c.reply(failure(message{Reply: m.ID}, errors.New("no code was loaded")))
+		return
+	}
+	jctx, cancel := context.WithCancel(context.WithValue(ctx, jobKey{}, m.ID))
+	c.mu.Lock()
+	c.jobs[m.ID] = cancel
+	c.mu.Unlock()
+	if m.Op == opActivate {
+		u.StartActivate(jctx, c, func(err error) {
+			c.endJob(m.ID)
+			c.reply(failure(message{Reply: m.ID}, err))
+		})
+		return
+	}
+	u.StartCall(jctx, m.Name, m.Data, func(data json.RawMessage, err error) {
+		c.endJob(m.ID)
+		c.reply(failure(message{Reply: m.ID, Data: data}, err))
+	})
+}
+
 func (c *child) load(ctx context.Context, m message) message {
 	r := message{Reply: m.ID}
 	if m.Config == nil {
 		return failure(r, errors.New("load without a configuration"))
 	}
 	opts := m.Config.options()
+	opts.Driven = true
 	opts.OnStuck = func(plugin string) {
 		_, _ = fmt.Fprintf(c.opts.Stderr, "sandbox: %s kept running a built-in past its deadline; exiting\n", plugin)
 		c.opts.Exit(ExitStuck)
@@ -159,8 +205,13 @@ func (c *child) load(ctx context.Context, m message) message {
 	if err != nil {
 		return failure(r, err)
 	}
+	starter, ok := u.(goja.Starter)
+	if !ok {
+		_ = u.Close()
+		return failure(r, fmt.Errorf("the runtime's unit %T cannot be driven", u))
+	}
 	c.mu.Lock()
-	c.unit = u
+	c.unit = starter
 	c.mu.Unlock()
 	return r
 }
@@ -175,27 +226,22 @@ func (c *child) endJob(id uint64) {
 	c.mu.Unlock()
 }
 
-func (c *child) run(ctx context.Context, m message) {
-	defer c.endJob(m.ID)
-	c.mu.Lock()
-	u := c.unit
-	c.mu.Unlock()
-	r := message{Reply: m.ID}
-	var err error
-	switch {
-	case u == nil:
-		err = errors.New("no code was loaded")
-	case m.Op == opActivate:
-		err = u.Activate(ctx, c)
-	default:
-		r.Data, err = u.Call(ctx, m.Name, m.Data)
-	}
-	c.reply(failure(r, err))
-}
-
 func (c *child) reply(m message) {
 	// A failed write means the parent is gone; the read loop ends on EOF.
-	_ = c.conn.send(m)
+	_ = c.write(m)
+}
+
+// write sends m now, or holds it for the end of the message the reader is
+// handling, so that everything keeps its order.
+func (c *child) write(m message) error {
+	c.mu.Lock()
+	if c.batching {
+		c.outbox = append(c.outbox, m)
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	return c.conn.send(m)
 }
 
 // send sends a host call to the parent; answer receives the reply.
@@ -206,7 +252,7 @@ func (c *child) send(ctx context.Context, m message, answer func(message)) error
 	c.asks[m.ID] = answer
 	c.mu.Unlock()
 	m.Job, _ = ctx.Value(jobKey{}).(uint64)
-	if err := c.conn.send(m); err != nil {
+	if err := c.write(m); err != nil {
 		c.mu.Lock()
 		delete(c.asks, m.ID)
 		c.mu.Unlock()
@@ -275,5 +321,5 @@ func (c *child) Contribute(ctx context.Context, point string, item json.RawMessa
 
 func (c *child) Log(ctx context.Context, level, msg string) {
 	job, _ := ctx.Value(jobKey{}).(uint64)
-	_ = c.conn.send(message{Op: opLog, Job: job, Level: level, Text: msg})
+	_ = c.write(message{Op: opLog, Job: job, Level: level, Text: msg})
 }

@@ -10,6 +10,16 @@
 // loads, activates and calls the unit; the child's cap calls come back to the
 // parent, whose kernel HostBridge checks and answers them.
 //
+// A crossing costs what waking a thread costs, so both sides avoid waking
+// one they do not need. The child runs everything on one goroutine: it reads
+// a message, starts what it asks, drives the JavaScript until none is left
+// to run, and writes all it has to say in one write. In the parent nobody
+// reads while no request waits; a waiting request takes the lead and reads
+// the child's output itself, so its reply wakes the goroutine that wants it.
+// A host call of its own job is served on that goroutine when the child
+// reports it has no other host call in flight (Live is 1); otherwise it goes
+// to a worker and the leader keeps reading, since one may wait for another.
+//
 // Invariants the package keeps:
 //
 //   - one child per unit, started by Load and killed by Close; a child that

@@ -112,27 +112,32 @@ func (e *Executor) Load(ctx context.Context, b kernel.Bundle) (kernel.Unit, erro
 func (e *Executor) start(plugin string) (*unit, error) {
 	cmd := exec.Command(e.command[0], e.command[1:]...)
 	cmd.Env = e.env
-	// A killed child that left its pipes to a process of its own must not
-	// keep the unit waiting.
-	cmd.WaitDelay = time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
-	tail := &stderrTail{}
-	cmd.Stderr = tail
-	if err := cmd.Start(); err != nil {
+	// Stdout is a pipe of our own, read with deadlines by whichever request
+	// leads.
+	stdout, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	cmd.Stdout = w
+	err = cmd.Start()
+	_ = w.Close()
+	if err != nil {
+		_ = stdout.Close()
 		return nil, fmt.Errorf("start sandbox %s: %w", e.command[0], err)
 	}
 	u := &unit{
-		plugin: plugin, cmd: cmd, stdin: stdin, conn: newConn(stdout, stdin), tail: tail,
+		plugin: plugin, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, conn: newConn(stdout, stdin), tail: &stderrTail{},
 		wait: e.wait, logger: e.opts.Logger, pending: map[uint64]*request{}, exited: make(chan struct{}),
-		slots: make(chan struct{}, serveAtOnce),
+		slots: make(chan struct{}, serveAtOnce), lead: make(chan struct{}, 1),
 	}
-	go u.read()
+	go u.watch(stderr)
 	return u, nil
 }

@@ -21,7 +21,13 @@ import (
 //	parent -> child: load (Text: code, Config), activate, call (Name: function id,
 //	                 Data: arguments), cancel (ID of the request to cancel)
 //	child -> parent: get, invoke, provide, contribute (Name, Method, Data), each
-//	                 tagged with Job, the parent request it serves; log (no reply)
+//	                 tagged with Job, the parent request it serves, and Live, the
+//	                 child's host calls awaiting an answer; log (no reply)
+//
+// The child writes what it has to say after it has run every slice a message
+// of the parent started, all at once: host calls a slice made go out together,
+// and Live tells the parent whether the child can say anything more before
+// one is answered (Live is 1).
 //
 // A reply carries Data or Text as its result, or Error and Kind.
 const (
@@ -50,6 +56,7 @@ type message struct {
 	ID     uint64          `json:"id,omitempty"`
 	Reply  uint64          `json:"reply,omitempty"`
 	Job    uint64          `json:"job,omitempty"`
+	Live   int             `json:"live,omitempty"`
 	Op     string          `json:"op,omitempty"`
 	Plugin string          `json:"plugin,omitempty"`
 	Name   string          `json:"name,omitempty"`
@@ -82,6 +89,9 @@ type conn struct {
 	mu sync.Mutex
 	w  io.Writer
 	r  *bufio.Reader
+	// line holds what recv has read of the next message; a read that
+	// fails (a deadline) leaves it for the next recv.
+	line []byte
 }
 
 func newConn(r io.Reader, w io.Writer) *conn {
@@ -89,25 +99,33 @@ func newConn(r io.Reader, w io.Writer) *conn {
 }
 
 func (c *conn) send(m message) error {
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("encode %s message: %w", m.Op, err)
+	return c.sendAll([]message{m})
+}
+
+// sendAll writes ms in one write.
+func (c *conn) sendAll(ms []message) error {
+	var raw []byte
+	for _, m := range ms {
+		one, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("encode %s message: %w", m.Op, err)
+		}
+		raw = append(append(raw, one...), '\n')
 	}
-	raw = append(raw, '\n')
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, err := c.w.Write(raw); err != nil {
-		return fmt.Errorf("write %s message: %w", m.Op, err)
+		return fmt.Errorf("write %s message: %w", ms[0].Op, err)
 	}
 	return nil
 }
 
+// recv reads the next message. It is called by one goroutine at a time.
 func (c *conn) recv() (message, error) {
-	var line []byte
 	for {
 		chunk, err := c.r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > maxMessage {
+		c.line = append(c.line, chunk...)
+		if len(c.line) > maxMessage {
 			return message{}, fmt.Errorf("a message is longer than %d bytes", maxMessage)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -117,6 +135,11 @@ func (c *conn) recv() (message, error) {
 			return message{}, err
 		}
 		break
+	}
+	line := c.line
+	c.line = c.line[:0]
+	if cap(line) > 64<<10 {
+		c.line = nil // do not keep a large message's buffer
 	}
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {

@@ -1,34 +1,42 @@
 package isolated
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/sms-baseline/sms/drivers/executor/goja"
-	"github.com/sms-baseline/sms/drivers/executor/internal/workers"
 	"github.com/sms-baseline/sms/kernel"
 )
 
-// unit is the parent's handle on one child. Requests wait for their reply;
-// one reader goroutine routes replies to them and serves the child's host
-// calls, each on its own goroutine, with the parent's HostBridge.
+// unit is the parent's handle on one child.
+//
+// Nobody reads the child's output while no request waits. A request that
+// waits takes the lead if nobody holds it and reads the child's messages
+// itself: its own reply returns at once, on the goroutine that waits for it,
+// with no other thread woken. Messages for other requests are handed to them;
+// host calls of its own job are served on its goroutine after it gives up the
+// lead, so others may read meanwhile. The child's exit is noticed by a
+// goroutine that reads its stderr to the end and reaps it.
 type unit struct {
 	plugin string
 	cmd    *exec.Cmd
 	stdin  io.Closer
+	stdout *os.File // read with deadlines by the leader
+	stderr io.Closer
 	conn   *conn
 	tail   *stderrTail
 	wait   time.Duration
 	logger *slog.Logger
+
+	lead chan struct{} // holds a token while a request reads the child's messages
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -52,9 +60,10 @@ const maxServing = 2 * goja.DefaultMaxHostInFlight
 // memory. Others wait for a slot, holding only their small request.
 const serveAtOnce = 16
 
-// request is a request of the parent waiting for its reply. Host calls the
-// child makes on its behalf are handed to its goroutine, which is idle
-// meanwhile; one that arrives while that goroutine is busy goes to a worker.
+// request is a request of the parent waiting for its reply. Its reply, and
+// host calls the child makes on its behalf, are handed to its goroutine by
+// whoever leads; a host call that arrives while that goroutine is busy goes
+// to a worker.
 type request struct {
 	ctx   context.Context
 	reply chan message
@@ -94,7 +103,7 @@ func (u *unit) Close() error {
 		return nil
 	}
 	_ = u.stdin.Close()
-	_ = u.cmd.Process.Kill()
+	u.killProcess()
 	<-u.exited
 	return nil
 }
@@ -114,8 +123,7 @@ func (u *unit) request(ctx context.Context, m message) (message, error) {
 	return r, err
 }
 
-// roundTrip sends m and waits for its reply. A child that does not answer
-// within the unit's wait is frozen, and killed.
+// roundTrip sends m and waits for its reply.
 func (u *unit) roundTrip(ctx context.Context, m message) (message, error) {
 	if err := ctx.Err(); err != nil {
 		return message{}, err
@@ -140,38 +148,88 @@ func (u *unit) roundTrip(ctx context.Context, m message) (message, error) {
 	if err := u.conn.send(m); err != nil {
 		return message{}, u.lost(err)
 	}
-	timer := time.NewTimer(u.wait)
-	defer timer.Stop()
-	for {
-		r, done, err := u.await(ctx, m.ID, req, timer)
-		if done {
-			return r, err
+	return u.await(ctx, m.ID, req)
+}
+
+// await waits for the reply to request id: it leads when it can, and
+// otherwise waits for the leader to hand it the reply or a host call. A
+// child that answers nothing for the unit's wait is frozen, and killed; each
+// message it sends for the request starts the wait over.
+func (u *unit) await(ctx context.Context, id uint64, req *request) (message, error) {
+	expiry := time.Now().Add(u.wait)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
 		}
-		// The child just asked something, so it is alive: the watchdog
-		// starts over, and time spent answering is not held against it.
-		timer.Reset(u.wait)
+	}()
+	for {
+		var out outcome
+		select {
+		case u.lead <- struct{}{}:
+			out = u.readFor(ctx, id, req, expiry)
+			<-u.lead
+		default:
+			if timer == nil {
+				timer = time.NewTimer(time.Until(expiry))
+			} else {
+				timer.Reset(time.Until(expiry))
+			}
+			out = u.follow(ctx, id, req, timer, expiry)
+		}
+		if out.done {
+			return out.reply, out.err
+		}
+		if out.host.ID != 0 {
+			u.serveCounted(out.host)
+		}
+		expiry = time.Now().Add(u.wait)
 	}
 }
 
-// await waits for the reply to request id; done is false after it served
-// a host call handed to it instead.
-func (u *unit) await(ctx context.Context, id uint64, req *request, timer *time.Timer) (message, bool, error) {
+// outcome is what one turn of await ended with: the reply (done), a host
+// call of the request's own job to serve, or neither (wait again).
+type outcome struct {
+	done  bool
+	reply message
+	err   error
+	host  message
+}
+
+// follow waits while another request leads.
+func (u *unit) follow(ctx context.Context, id uint64, req *request, timer *time.Timer, expiry time.Time) outcome {
 	select {
-	case h := <-req.host:
-		u.serveCounted(h)
-		return message{}, false, nil
 	case r := <-req.reply:
-		return r, true, errorOf(r)
+		return outcome{done: true, reply: r, err: errorOf(r)}
+	case h := <-req.host:
+		return outcome{host: h}
+	case u.lead <- struct{}{}:
+		out := u.readFor(ctx, id, req, expiry)
+		<-u.lead
+		return out
 	case <-ctx.Done():
-		_ = u.conn.send(message{Op: opCancel, ID: id})
-		return message{}, true, ctx.Err()
+		return u.cancel(ctx, id)
 	case <-timer.C:
-		u.kill(fmt.Errorf("sandbox process did not answer within %s and was killed", u.wait))
-		<-u.exited
-		return message{}, true, u.deadErr()
+		if time.Now().Before(expiry) {
+			return outcome{}
+		}
+		return u.frozen()
 	case <-u.exited:
-		return message{}, true, u.deadErr()
+		return outcome{done: true, err: u.deadErr()}
 	}
+}
+
+// cancel tells the child to stop request id, and ends the wait for it.
+func (u *unit) cancel(ctx context.Context, id uint64) outcome {
+	_ = u.conn.send(message{Op: opCancel, ID: id})
+	return outcome{done: true, err: ctx.Err()}
+}
+
+// frozen kills a child that did not answer in time.
+func (u *unit) frozen() outcome {
+	u.kill(fmt.Errorf("sandbox process did not answer within %s and was killed", u.wait))
+	<-u.exited
+	return outcome{done: true, err: u.deadErr()}
 }
 
 func (u *unit) unusableLocked() error {
@@ -209,187 +267,14 @@ func (u *unit) kill(reason error) {
 		u.dead = reason
 	}
 	u.mu.Unlock()
+	u.killProcess()
+}
+
+// killGrace is how long a killed child's stderr may stay open (held by a
+// process of its own) before watch stops reading it and reaps the child.
+const killGrace = time.Second
+
+func (u *unit) killProcess() {
 	_ = u.cmd.Process.Kill()
-}
-
-// read is the unit's reader goroutine. When the pipe ends it reaps the child
-// and records why it is gone.
-func (u *unit) read() {
-	for {
-		m, err := u.conn.recv()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				u.kill(fmt.Errorf("sandbox process broke the protocol and was killed: %w", err))
-			}
-			break
-		}
-		switch {
-		case m.Reply != 0:
-			u.deliver(m)
-		case m.Op == opLog:
-			// Inline, so a line logged before a reply is written before the
-			// request it belongs to returns.
-			u.serve(m)
-		default:
-			u.dispatch(m)
-		}
-	}
-	waitErr := u.cmd.Wait()
-	u.mu.Lock()
-	if u.dead == nil && !u.closed {
-		u.dead = u.exitError(waitErr)
-		u.logger.Warn("Sandbox process exited", "plugin", u.plugin, "error", u.dead, "stderr", u.tail.String())
-	}
-	u.mu.Unlock()
-	close(u.exited)
-}
-
-// outOfMemory are the last words of a Go child whose allocation failed
-// (with the race detector, the last two).
-var outOfMemory = []string{"out of memory", "address space collisions", "failed to allocate"}
-
-func (u *unit) exitError(waitErr error) error {
-	var b strings.Builder
-	b.WriteString("sandbox process exited")
-	if waitErr != nil {
-		b.WriteString(": " + waitErr.Error())
-	}
-	if last := u.tail.lastWords(); last != "" {
-		for _, s := range outOfMemory {
-			if strings.Contains(last, s) && !strings.Contains(last, outOfMemory[0]) {
-				b.WriteString(": " + outOfMemory[0])
-				break
-			}
-		}
-		b.WriteString(": " + last)
-	}
-	return errors.New(b.String())
-}
-
-// dispatch hands a host call to the goroutine waiting for the request it
-// serves, or to a worker when that goroutine is busy or gone. It never
-// blocks: the reader must keep reading.
-func (u *unit) dispatch(m message) {
-	u.mu.Lock()
-	if u.serving >= maxServing {
-		u.mu.Unlock()
-		_ = u.conn.send(failure(message{Reply: m.ID}, fmt.Errorf("more than %d cap calls of %s are running at once", maxServing, u.plugin)))
-		return
-	}
-	u.serving++
-	req := u.pending[m.Job]
-	u.mu.Unlock()
-	if req != nil {
-		select {
-		case req.host <- m:
-			return
-		default:
-		}
-	}
-	workers.Go(func() { u.serveCounted(m) })
-}
-
-func (u *unit) deliver(m message) {
-	u.mu.Lock()
-	req := u.pending[m.Reply]
-	u.mu.Unlock()
-	if req != nil {
-		req.reply <- m
-	}
-}
-
-// serveCounted serves a host call dispatch counted in u.serving, once a
-// slot is free.
-func (u *unit) serveCounted(m message) {
-	u.slots <- struct{}{}
-	defer func() {
-		<-u.slots
-		u.mu.Lock()
-		u.serving--
-		u.mu.Unlock()
-	}()
-	u.serve(m)
-}
-
-// serve answers one host call of the child with the parent's HostBridge,
-// under the context of the request it serves.
-func (u *unit) serve(m message) {
-	u.mu.Lock()
-	host := u.host
-	ctx := context.Background()
-	if req := u.pending[m.Job]; req != nil {
-		ctx = req.ctx
-	}
-	u.mu.Unlock()
-	if host == nil {
-		_ = u.conn.send(failure(message{Reply: m.ID}, errors.New("the plugin is not activated")))
-		return
-	}
-	r := message{Reply: m.ID}
-	var err error
-	switch m.Op {
-	case opLog:
-		host.Log(ctx, m.Level, m.Text)
-		return
-	case opGet:
-		r.Data, err = host.Get(ctx, m.Name)
-	case opInvoke:
-		r.Data, err = host.Invoke(ctx, m.Name, m.Method, m.Data)
-	case opProvide:
-		err = host.Provide(ctx, m.Name, m.Data)
-	case opContribute:
-		r.Text, err = host.Contribute(ctx, m.Name, m.Data)
-	default:
-		err = fmt.Errorf("unknown host operation %q", m.Op)
-	}
-	_ = u.conn.send(failure(r, err))
-}
-
-// stderrTail keeps what a child wrote to stderr: the first line that says
-// why it is dying, and the last few kilobytes for the log.
-type stderrTail struct {
-	mu    sync.Mutex
-	first string
-	buf   []byte
-}
-
-const tailSize = 4 << 10
-
-func (t *stderrTail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if t.first == "" {
-		lines := bytes.Split(t.buf, []byte("\n"))
-		for _, line := range lines[:len(lines)-1] { // complete lines only
-			s := string(line)
-			if strings.HasPrefix(s, "fatal error:") || strings.HasPrefix(s, "panic:") || strings.HasPrefix(s, "sandbox:") ||
-				strings.HasPrefix(s, "runtime: out of memory") || strings.Contains(s, "ThreadSanitizer failed to allocate") {
-				t.first = s
-				break
-			}
-		}
-	}
-	if len(t.buf) > tailSize {
-		t.buf = t.buf[len(t.buf)-tailSize:]
-	}
-	return len(p), nil
-}
-
-// String returns the kept tail.
-func (t *stderrTail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
-}
-
-// lastWords returns the line that explains the exit, or the last line.
-func (t *stderrTail) lastWords() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.first != "" {
-		return t.first
-	}
-	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
-	return lines[len(lines)-1]
+	time.AfterFunc(killGrace, func() { _ = u.stderr.Close() })
 }
