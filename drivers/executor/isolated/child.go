@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -72,6 +73,10 @@ func ServeChild(ctx context.Context, in io.Reader, out io.Writer, opts ChildOpti
 	if opts.Exit == nil {
 		opts.Exit = os.Exit
 	}
+	// The child runs one single-threaded runtime on one goroutine: a second
+	// processor would only add thread wake-ups to every crossing, and
+	// memory.
+	runtime.GOMAXPROCS(1)
 	if err := applyLimits(opts); err != nil {
 		return fmt.Errorf("apply limits: %w", err)
 	}
