@@ -55,7 +55,7 @@ func (u *unit) hostFunc(call js.FunctionCall) js.Value {
 		_ = resolve(js.Undefined())
 	default:
 		j.inflight++
-		call := &hostCallState{j: j, host: host, req: req, resolve: resolve, reject: reject}
+		call := &hostCallState{j: j, ctx: j.hostContext(u.deadlineErr), host: host, req: req, resolve: resolve, reject: reject}
 		if u.hostLive < u.opts.MaxHostInFlight {
 			u.startHost(call)
 		} else {
@@ -71,7 +71,7 @@ func (u *unit) hostFunc(call js.FunctionCall) js.Value {
 func (u *unit) startHost(call *hostCallState) {
 	u.hostLive++
 	if async, ok := call.host.(AsyncHost); ok {
-		async.StartHost(call.j.ctx, call.req, func(raw json.RawMessage, err error) { u.answer(call, raw, err) })
+		async.StartHost(call.ctx, call.req, func(raw json.RawMessage, err error) { u.answer(call, raw, err) })
 	} else if !u.offer(call) {
 		workers.Go(func() { u.perform(call) })
 	}
@@ -142,6 +142,7 @@ func (u *unit) logLine(args js.Value) (string, error) {
 // promise's resolving functions (loop only).
 type hostCallState struct {
 	j       *job
+	ctx     context.Context // the job's host context
 	host    kernel.HostBridge
 	req     HostCall
 	resolve func(any) error
@@ -151,7 +152,7 @@ type hostCallState struct {
 // perform makes one host call on a worker goroutine and posts the answer to
 // the loop, where it becomes a JavaScript value.
 func (u *unit) perform(c *hostCallState) {
-	raw, err := hostCall(c.j.ctx, c.host, c.req)
+	raw, err := hostCall(c.ctx, c.host, c.req)
 	u.answer(c, raw, err)
 }
 

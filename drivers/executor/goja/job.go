@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	js "github.com/dop251/goja"
 
@@ -30,12 +31,24 @@ var _ Starter = (*unit)(nil)
 
 // job is one activation or call.
 type job struct {
-	ctx     context.Context
-	what    string
-	done    func(raw string, err error) // receives the outcome once
-	once    sync.Once
-	gone    atomic.Bool // finished, or abandoned: the loop drops it
-	cleanup func()
+	ctx      context.Context // the caller's
+	deadline time.Time       // set when the job starts
+	what     string
+	done     func(raw string, err error) // receives the outcome once, unless res does
+	res      chan result                 // receives the outcome of a job its caller waits for
+	ended    atomic.Bool                 // the outcome was reported
+	gone     atomic.Bool                 // finished, or abandoned: the loop drops it
+
+	// Set by start under the unit's mu; released by finish.
+	unit    atomic.Pointer[unit]
+	timer   *time.Timer // the deadline
+	stopCtx func() bool // stops the callback on the caller's context
+
+	// hostCtx is ctx with the job's deadline, made for its first host call
+	// (most jobs make none); hostMu guards it against finish.
+	hostMu     sync.Mutex
+	hostCtx    context.Context
+	hostCancel context.CancelFunc
 
 	activation bool // its outcome is not a value to report
 
@@ -75,13 +88,33 @@ func (j *job) kind() string {
 
 // finish reports the job's outcome, once.
 func (j *job) finish(raw string, err error) {
-	j.once.Do(func() {
-		j.gone.Store(true)
-		if j.cleanup != nil {
-			j.cleanup()
-		}
-		j.done(raw, err)
-	})
+	if !j.ended.CompareAndSwap(false, true) {
+		return
+	}
+	j.gone.Store(true)
+	j.release()
+	if j.res != nil {
+		j.res <- result{raw: raw, err: err}
+		return
+	}
+	j.done(raw, err)
+}
+
+// release stops what start set up for the job, if it did.
+func (j *job) release() {
+	j.endHostContext()
+	u := j.unit.Load()
+	if u == nil {
+		return
+	}
+	u.mu.Lock()
+	timer, stop := j.timer, j.stopCtx
+	delete(u.active, j)
+	u.mu.Unlock()
+	timer.Stop()
+	if stop != nil {
+		stop()
+	}
 }
 
 // wait starts j and waits for its outcome, making the job's host calls
@@ -92,7 +125,7 @@ func (j *job) finish(raw string, err error) {
 // stop (activations run so: their callers hold the kernel's locks).
 func (u *unit) wait(j *job, first func() error, inline bool) (string, error) {
 	res := make(chan result, 1)
-	j.done = func(raw string, err error) { res <- result{raw: raw, err: err} }
+	j.res = res
 	j.kick = make(chan struct{}, 1)
 	inline = inline || u.opts.Driven // nobody else would drive
 	u.start(j, first, !inline)
@@ -104,7 +137,7 @@ func (u *unit) wait(j *job, first func() error, inline bool) (string, error) {
 	}
 	for {
 		if c := u.takeTask(j); c != nil {
-			raw, err := hostCall(c.j.ctx, c.host, c.req)
+			raw, err := hostCall(c.ctx, c.host, c.req)
 			u.enqueue(u.answerSlice(c, raw, err), !inline)
 			u.endTask(j)
 			if inline {
@@ -198,17 +231,16 @@ func (u *unit) start(j *job, first func() error, wake bool) {
 		j.finish("", fmt.Errorf("%s: %w", j.what, context.Cause(j.ctx)))
 		return
 	}
-	ctx, cancel := context.WithTimeoutCause(j.ctx, u.opts.Deadline, u.deadlineErr)
-	j.ctx = ctx
-	stop := context.AfterFunc(ctx, func() { u.abandon(j, fmt.Errorf("%s: %w", j.what, context.Cause(ctx))) })
-	j.cleanup = func() {
-		stop()
-		cancel()
-		u.mu.Lock()
-		delete(u.active, j)
-		u.mu.Unlock()
-	}
 	u.mu.Lock()
+	// One timer for the deadline, and a callback on the caller's context
+	// only if it can end: no context is derived until a host call needs one.
+	// Set under u.mu, which release takes before reading them.
+	j.unit.Store(u)
+	j.deadline = time.Now().Add(u.opts.Deadline)
+	j.timer = time.AfterFunc(u.opts.Deadline, func() { u.abandon(j, fmt.Errorf("%s: %w", j.what, u.deadlineErr)) })
+	if j.ctx.Done() != nil {
+		j.stopCtx = context.AfterFunc(j.ctx, func() { u.abandon(j, fmt.Errorf("%s: %w", j.what, context.Cause(j.ctx))) })
+	}
 	closed := u.closed
 	if !closed {
 		u.active[j] = struct{}{}
@@ -228,4 +260,26 @@ func (u *unit) abandon(j *job, err error) {
 	j.gone.Store(true)
 	u.interrupt(j, err)
 	j.finish("", err)
+}
+
+// hostContext returns the context host calls made on j's behalf get: the
+// caller's, with the job's deadline.
+func (j *job) hostContext(cause error) context.Context {
+	j.hostMu.Lock()
+	defer j.hostMu.Unlock()
+	if j.hostCtx == nil {
+		j.hostCtx, j.hostCancel = context.WithDeadlineCause(j.ctx, j.deadline, cause)
+		if j.gone.Load() {
+			j.hostCancel()
+		}
+	}
+	return j.hostCtx
+}
+
+func (j *job) endHostContext() {
+	j.hostMu.Lock()
+	defer j.hostMu.Unlock()
+	if j.hostCancel != nil {
+		j.hostCancel()
+	}
 }
