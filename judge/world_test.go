@@ -33,8 +33,12 @@ func TestMain(m *testing.M) {
 
 func inProcess() kernel.Executor { return goja.New(goja.Options{Deadline: 10 * time.Second}) }
 
-func inChild(t testing.TB) kernel.Executor {
-	exec, err := isolated.New(isolated.Options{Command: []string{os.Args[0]}, Env: []string{"SMS_JUDGE_TEST_CHILD=1"}})
+func inChild(t testing.TB) kernel.Executor { return childExecutor(t, 0) }
+
+// childExecutor is the isolated executor with this test binary as its
+// child, keeping warm children started ahead of need.
+func childExecutor(t testing.TB, warm int) *isolated.Executor {
+	exec, err := isolated.New(isolated.Options{Command: []string{os.Args[0]}, Env: []string{"SMS_JUDGE_TEST_CHILD=1"}, Warm: warm})
 	if err != nil {
 		t.Fatal(err)
 	}

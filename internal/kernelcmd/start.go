@@ -132,7 +132,9 @@ func newExecutor(name string, logger *slog.Logger) (kernel.Executor, error) {
 	case "goja":
 		return gojaexec.New(gojaexec.Options{Logger: logger}), nil
 	case "isolated":
-		exec, err := isolated.New(isolated.Options{Logger: logger})
+		// Two warm children: a submission's load gate and its mount each
+		// take one. The pool empties after a minute without a Load.
+		exec, err := isolated.New(isolated.Options{Logger: logger, Warm: 2})
 		if err != nil {
 			return nil, fmt.Errorf("--executor isolated: %w", err)
 		}

@@ -40,12 +40,22 @@ type Options struct {
 	Runtime goja.Options
 	// Logger receives what children write to stderr. Default: discarded.
 	Logger *slog.Logger
+	// Warm is how many children are kept started ahead of need, so that
+	// Load (the judge's load gate, a mount) does not wait for a process to
+	// start. The pool fills on the first Load and empties after WarmIdle
+	// without one, so an idle kernel keeps none. Default 0: every Load
+	// starts its child.
+	Warm int
+	// WarmIdle is how long the pool stays warm after the last Load.
+	// Default DefaultWarmIdle.
+	WarmIdle time.Duration
 }
 
 // Executor runs each agent plugin's unit in its own child process. It is
 // safe for concurrent use.
 type Executor struct {
 	opts    Options
+	pool    *pool
 	command []string
 	env     []string
 	config  config
@@ -84,22 +94,32 @@ func New(opts Options) (*Executor, error) {
 		EnvMemoryLimit + "=" + strconv.FormatInt(opts.MemoryLimit, 10),
 		EnvCPULimit + "=" + opts.CPULimit.String(),
 	}, opts.Env...)
-	return &Executor{
+	if opts.WarmIdle <= 0 {
+		opts.WarmIdle = DefaultWarmIdle
+	}
+	e := &Executor{
 		opts: opts, command: command, env: env,
 		config: config{Deadline: deadline, Grace: grace, MaxCallStackSize: rt.MaxCallStackSize,
 			MaxSourceBytes: lim.MaxBytes, MaxSourceNesting: lim.MaxNesting},
 		// The child answers every request by its own deadline, even when
 		// its JavaScript is stuck; one that does not is frozen.
 		wait: deadline + 2*grace,
-	}, nil
+	}
+	e.pool = &pool{e: e, want: opts.Warm, idle: opts.WarmIdle, refillIn: refillAfter}
+	return e, nil
 }
 
 // Load implements kernel.Executor: it starts a child and has it compile the
 // code. A failure to start or to compile closes the child.
 func (e *Executor) Load(ctx context.Context, b kernel.Bundle) (kernel.Unit, error) {
-	u, err := e.start(b.Manifest.ID)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", b.Manifest.ID, err)
+	u := e.pool.take()
+	if u != nil {
+		u.claim(b.Manifest.ID)
+	} else {
+		var err error
+		if u, err = e.start(b.Manifest.ID); err != nil {
+			return nil, fmt.Errorf("load %s: %w", b.Manifest.ID, err)
+		}
 	}
 	cfg := e.config
 	if _, err := u.request(ctx, message{Op: opLoad, Plugin: b.Manifest.ID, Text: string(b.Code), Config: &cfg}); err != nil {
