@@ -2,11 +2,13 @@ package controllers
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -65,7 +67,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := tenants.Complete(&TenantReconciler{Deps: d, Runtime: opts.Runtime, Mirror: &Mirror{Deps: d}, Watchers: watchers}); err != nil {
 		return err
 	}
-	err := ctrl.NewControllerManagedBy(mgr).For(&smsv1.Plugin{}).Named("plugin").
+	err := ctrl.NewControllerManagedBy(mgr).For(&smsv1.Plugin{}, builder.WithPredicates(pluginChanged)).Named("plugin").
 		Owns(&smsv1.Approval{}).
 		Watches(&smsv1.Tenant{}, handler.EnqueueRequestsFromMapFunc(d.tenantPlugins), builder.WithPredicates(kernelMoved)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(d.configMapPlugins)).
@@ -95,6 +97,23 @@ var kernelMoved = predicate.Funcs{
 		}
 		return ready(old) != ready(cur) || old.Status.Endpoint != cur.Status.Endpoint ||
 			old.Spec.Judge.ForbidSelfApproval != cur.Spec.Judge.ForbidSelfApproval
+	},
+}
+
+// pluginChanged passes Plugin events a reconcile must see: creation,
+// deletion, and updates to what it was asked (spec, labels, annotations,
+// owners, a deletion starting). Updates to its status and finalizers are
+// the reconciler's own writes, made at the end of a reconcile that already
+// acted on everything they record: waking it again for them only repeats
+// that work.
+var pluginChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, cur := e.ObjectOld, e.ObjectNew
+		return old.GetGeneration() != cur.GetGeneration() ||
+			!maps.Equal(old.GetLabels(), cur.GetLabels()) ||
+			!maps.Equal(old.GetAnnotations(), cur.GetAnnotations()) ||
+			!equality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences()) ||
+			old.GetDeletionTimestamp().IsZero() != cur.GetDeletionTimestamp().IsZero()
 	},
 }
 
