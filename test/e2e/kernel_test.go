@@ -10,7 +10,7 @@ import (
 const token = "e2e-token"
 
 // kernelArgs returns the flags of a kernel on a fresh SQLite file with a token.
-func kernelArgs(t *testing.T, extra ...string) []string {
+func kernelArgs(t testing.TB, extra ...string) []string {
 	t.Helper()
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")

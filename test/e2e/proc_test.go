@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 
 // kernelProc is one running `manager kernel`.
 type kernelProc struct {
-	t    *testing.T
+	t    testing.TB
 	cmd  *exec.Cmd
 	url  string
 	log  *bytes.Buffer
@@ -50,16 +50,16 @@ type kernelProc struct {
 
 // start runs `manager kernel` with args on a free loopback port and waits
 // until /healthz answers.
-func start(t *testing.T, args ...string) *kernelProc { return startEnv(t, nil, args...) }
+func start(t testing.TB, args ...string) *kernelProc { return startEnv(t, nil, args...) }
 
 // startEnv is start with more environment variables for the process.
-func startEnv(t *testing.T, env []string, args ...string) *kernelProc {
+func startEnv(t testing.TB, env []string, args ...string) *kernelProc {
 	t.Helper()
 	return startAt(t, env, freeAddrs(t, 1)[0], args...)
 }
 
 // startAt is startEnv listening on addr.
-func startAt(t *testing.T, env []string, addr string, args ...string) *kernelProc {
+func startAt(t testing.TB, env []string, addr string, args ...string) *kernelProc {
 	t.Helper()
 	p := &kernelProc{t: t, url: "http://" + addr, addr: addr, log: &bytes.Buffer{}, args: args, env: env}
 	p.cmd = exec.Command(manager, append([]string{"kernel", "--listen", addr}, args...)...)
@@ -87,7 +87,7 @@ func startAt(t *testing.T, env []string, addr string, args ...string) *kernelPro
 
 // freeAddrs returns n distinct loopback addresses with ports nobody
 // listens on now (all are held open until all are chosen).
-func freeAddrs(t *testing.T, n int) []string {
+func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
 	var addrs []string
 	for range n {
