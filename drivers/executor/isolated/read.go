@@ -16,7 +16,8 @@ import (
 // reply arrives, one of its job's host calls arrives (served after the lead
 // is given up), its context ends, the child stays silent past expiry, or the
 // child is gone. Everything else it reads goes to whom it is for.
-func (u *unit) readFor(ctx context.Context, id uint64, req *request, expiry time.Time) outcome {
+func (u *unit) readFor(id uint64, req *request, expiry time.Time) outcome {
+	ctx := req.ctx
 	// A cancellation interrupts the read; the deadline is set again before
 	// every read, so one meant for an earlier leader only costs a turn.
 	stop := context.AfterFunc(ctx, func() { _ = u.stdout.SetReadDeadline(time.Now()) })

@@ -147,14 +147,14 @@ func (u *unit) roundTrip(ctx context.Context, m message) (message, error) {
 	if err := u.conn.send(m); err != nil {
 		return message{}, u.lost(err)
 	}
-	return u.await(ctx, m.ID, req)
+	return u.await(m.ID, req)
 }
 
 // await waits for the reply to request id: it leads when it can, and
 // otherwise waits for the leader to hand it the reply or a host call. A
 // child that answers nothing for the unit's wait is frozen, and killed; each
 // message it sends for the request starts the wait over.
-func (u *unit) await(ctx context.Context, id uint64, req *request) (message, error) {
+func (u *unit) await(id uint64, req *request) (message, error) {
 	expiry := time.Now().Add(u.wait)
 	var timer *time.Timer
 	defer func() {
@@ -166,7 +166,7 @@ func (u *unit) await(ctx context.Context, id uint64, req *request) (message, err
 		var out outcome
 		select {
 		case u.lead <- struct{}{}:
-			out = u.readFor(ctx, id, req, expiry)
+			out = u.readFor(id, req, expiry)
 			<-u.lead
 		default:
 			if timer == nil {
@@ -174,7 +174,7 @@ func (u *unit) await(ctx context.Context, id uint64, req *request) (message, err
 			} else {
 				timer.Reset(time.Until(expiry))
 			}
-			out = u.follow(ctx, id, req, timer, expiry)
+			out = u.follow(id, req, timer, expiry)
 		}
 		if out.done {
 			return out.reply, out.err
@@ -196,14 +196,15 @@ type outcome struct {
 }
 
 // follow waits while another request leads.
-func (u *unit) follow(ctx context.Context, id uint64, req *request, timer *time.Timer, expiry time.Time) outcome {
+func (u *unit) follow(id uint64, req *request, timer *time.Timer, expiry time.Time) outcome {
+	ctx := req.ctx
 	select {
 	case r := <-req.reply:
 		return outcome{done: true, reply: r, err: errorOf(r)}
 	case h := <-req.host:
 		return outcome{host: h}
 	case u.lead <- struct{}{}:
-		out := u.readFor(ctx, id, req, expiry)
+		out := u.readFor(id, req, expiry)
 		<-u.lead
 		return out
 	case <-ctx.Done():
