@@ -80,7 +80,7 @@ func ServeChild(ctx context.Context, in io.Reader, out io.Writer, opts ChildOpti
 	if err := applyLimits(opts); err != nil {
 		return fmt.Errorf("apply limits: %w", err)
 	}
-	c := &child{conn: newConn(in, out), opts: opts, asks: map[uint64]func(message){}, jobs: map[uint64]context.CancelFunc{}}
+	c := &child{conn: newConn(in, newSpool(out)), opts: opts, asks: map[uint64]func(message){}, jobs: map[uint64]context.CancelFunc{}}
 	for {
 		m, err := c.conn.recv()
 		if errors.Is(err, io.EOF) {
@@ -111,6 +111,10 @@ type child struct {
 	jobs     map[uint64]context.CancelFunc // running activations and calls
 	batching bool                          // the reader is handling a message: hold what is sent
 	outbox   []message
+
+	// order is held from taking the outbox until it is written, so a
+	// message sent meanwhile from a timer cannot overtake the batch.
+	order sync.Mutex
 }
 
 type jobKey struct{}
@@ -128,6 +132,8 @@ func (c *child) handle(ctx context.Context, m message) {
 	if u != nil {
 		u.Drive()
 	}
+	c.order.Lock()
+	defer c.order.Unlock()
 	c.mu.Lock()
 	out := c.outbox
 	c.outbox, c.batching = nil, false
@@ -246,6 +252,8 @@ func (c *child) write(m message) error {
 		return nil
 	}
 	c.mu.Unlock()
+	c.order.Lock()
+	defer c.order.Unlock()
 	return c.conn.send(m)
 }
 

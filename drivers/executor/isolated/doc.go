@@ -30,7 +30,12 @@
 //     the parent's secrets stay in the parent;
 //   - every message from the child is bounded in size and decoded as data;
 //     values it sends are checked again by the kernel's HostBridge;
-//   - a request the child does not answer within its deadline plus twice the
-//     grace period means a frozen child, which is killed;
+//   - a child that says nothing for its deadline plus twice the grace
+//     period while a request waits is frozen, and killed; so is one that
+//     does not read its input for as long (every write has that deadline);
+//   - the child never blocks on its output: what the pipe cannot take is
+//     written by a goroutine of its own while the child goes on reading;
+//   - a cap call of a call that has ended (cancelled, out of time) is
+//     refused, not served without its context;
 //   - errors.Is(err, goja.ErrDeadline) and goja.ErrClosed hold across the pipe.
 package isolated

@@ -112,49 +112,70 @@ func New(opts Options) (*Executor, error) {
 // Load implements kernel.Executor: it starts a child and has it compile the
 // code. A failure to start or to compile closes the child.
 func (e *Executor) Load(ctx context.Context, b kernel.Bundle) (kernel.Unit, error) {
-	u := e.pool.take()
-	if u != nil {
+	if u := e.pool.take(); u != nil {
 		u.claim(b.Manifest.ID)
-	} else {
-		var err error
-		if u, err = e.start(b.Manifest.ID); err != nil {
-			return nil, fmt.Errorf("load %s: %w", b.Manifest.ID, err)
+		died, err := e.load(ctx, u, b)
+		if err == nil {
+			return u, nil
 		}
+		if !died {
+			return nil, err
+		}
+		// The pooled child died while it waited: start one.
 	}
-	cfg := e.config
-	if _, err := u.request(ctx, message{Op: opLoad, Plugin: b.Manifest.ID, Text: string(b.Code), Config: &cfg}); err != nil {
-		_ = u.Close()
+	u, err := e.start(b.Manifest.ID)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", b.Manifest.ID, err)
+	}
+	if _, err := e.load(ctx, u, b); err != nil {
 		return nil, err
 	}
 	return u, nil
 }
 
+// load has u's child compile the code; a failure closes the child, and
+// died tells whether the child was gone before that.
+func (e *Executor) load(ctx context.Context, u *unit, b kernel.Bundle) (died bool, err error) {
+	cfg := e.config
+	if _, err := u.request(ctx, message{Op: opLoad, Plugin: b.Manifest.ID, Text: string(b.Code), Config: &cfg}); err != nil {
+		died = u.deadErr() != nil
+		_ = u.Close()
+		return died, err
+	}
+	return false, nil
+}
+
 func (e *Executor) start(plugin string) (*unit, error) {
 	cmd := exec.Command(e.command[0], e.command[1:]...)
 	cmd.Env = e.env
-	stdin, err := cmd.StdinPipe()
+	// Stdin and stdout are pipes of our own: stdin is written with a
+	// deadline, stdout read with deadlines by whichever request leads.
+	in, stdin, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
+	cmd.Stdin = in
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
+		_, _ = in.Close(), stdin.Close()
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
-	// Stdout is a pipe of our own, read with deadlines by whichever request
-	// leads.
 	stdout, w, err := os.Pipe()
 	if err != nil {
+		_, _, _ = in.Close(), stdin.Close(), stderr.Close()
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
 	cmd.Stdout = w
 	err = cmd.Start()
-	_ = w.Close()
+	_, _ = in.Close(), w.Close()
 	if err != nil {
-		_ = stdout.Close()
+		_, _ = stdin.Close(), stdout.Close()
 		return nil, fmt.Errorf("start sandbox %s: %w", e.command[0], err)
 	}
+	conn := newConn(stdout, stdin)
+	conn.writeWait = e.wait
 	u := &unit{
-		plugin: plugin, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, conn: newConn(stdout, stdin), tail: &stderrTail{},
+		plugin: plugin, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, conn: conn, tail: &stderrTail{},
 		wait: e.wait, logger: e.opts.Logger, pending: map[uint64]*request{}, exited: make(chan struct{}),
 		slots: make(chan struct{}, serveAtOnce), lead: make(chan struct{}, 1),
 	}

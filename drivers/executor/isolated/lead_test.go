@@ -80,3 +80,35 @@ func TestConcurrentCallsShareTheReader(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Calls that arrive together wait their turn in the child, which reads the
+// next only between slices, so the last reply comes later than one call's
+// wait (deadline plus twice the grace) after it was sent. A child that keeps
+// answering is not frozen: every call gets its answer. Seen failing (the
+// child killed as frozen) with the watchdog counting from each request's
+// own send instead of from the child's last message.
+func TestBusyChildIsNotFrozen(t *testing.T) {
+	exec := newExecutor(t, isolated.Options{Runtime: goja.Options{Deadline: time.Second, Grace: 100 * time.Millisecond}})
+	env := executortest.NewEnv(t, exec)
+	if err := mount(t, env.K, "agent.busy", `export default async function activate(cap) {
+	await cap.contribute('tool', { name: 'busy', handler: () => { const end = Date.now() + 800; while (Date.now() < end) {} return 1; } });
+}`); err != nil {
+		t.Fatal(err)
+	}
+	busy := tool(t, env.K, "busy")
+	const calls = 4 // replies at 0.8, 1.6, 2.4 and 3.2 s; the wait is 1.2 s
+	var wg sync.WaitGroup
+	errs := make(chan error, calls)
+	for range calls {
+		wg.Go(func() {
+			if _, err := busy(context.Background()); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -92,6 +92,9 @@ type conn struct {
 	// line holds what recv has read of the next message; a read that
 	// fails (a deadline) leaves it for the next recv.
 	line []byte
+	// writeWait, when set and w takes deadlines, bounds every write: the
+	// parent never waits longer than that for a child to read.
+	writeWait time.Duration
 }
 
 func newConn(r io.Reader, w io.Writer) *conn {
@@ -107,6 +110,10 @@ func (c *conn) sendAll(ms []message) error {
 	var raw []byte
 	for _, m := range ms {
 		one, err := json.Marshal(m)
+		if err != nil && m.Reply != 0 {
+			// A reply that cannot be encoded still answers, with why.
+			one, err = json.Marshal(failure(message{Reply: m.Reply}, fmt.Errorf("encode the reply: %w", err)))
+		}
 		if err != nil {
 			return fmt.Errorf("encode %s message: %w", m.Op, err)
 		}
@@ -114,6 +121,11 @@ func (c *conn) sendAll(ms []message) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if d, ok := c.w.(interface{ SetWriteDeadline(time.Time) error }); ok && c.writeWait > 0 {
+		if err := d.SetWriteDeadline(time.Now().Add(c.writeWait)); err != nil {
+			return fmt.Errorf("write %s message: %w", ms[0].Op, err)
+		}
+	}
 	if _, err := c.w.Write(raw); err != nil {
 		return fmt.Errorf("write %s message: %w", ms[0].Op, err)
 	}

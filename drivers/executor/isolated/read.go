@@ -30,7 +30,7 @@ func (u *unit) readFor(id uint64, req *request, expiry time.Time) outcome {
 			return outcome{done: true, err: u.deadErr()}
 		default:
 		}
-		if err := u.stdout.SetReadDeadline(expiry); err != nil {
+		if err := u.stdout.SetReadDeadline(u.silentUntil(expiry)); err != nil {
 			return outcome{done: true, err: u.lostRead(err)}
 		}
 		if ctx.Err() != nil {
@@ -39,13 +39,14 @@ func (u *unit) readFor(id uint64, req *request, expiry time.Time) outcome {
 		m, err := u.conn.recv()
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			if ctx.Err() == nil && !time.Now().Before(expiry) {
+			if ctx.Err() == nil && !time.Now().Before(u.silentUntil(expiry)) {
 				return u.frozen()
 			}
 			continue
 		case err != nil:
 			return outcome{done: true, err: u.lostRead(err)}
 		}
+		u.heard.Store(time.Now().UnixNano())
 		switch {
 		case m.Reply == id:
 			return outcome{done: true, reply: m, err: errorOf(m)}
@@ -80,6 +81,11 @@ func (u *unit) route(m message) {
 // lostRead ends a read that failed: a child whose output ended or broke the
 // protocol is gone.
 func (u *unit) lostRead(err error) error {
+	if u.gone() {
+		// Closed or exited meanwhile: whatever the read said, that is why.
+		<-u.exited
+		return u.deadErr()
+	}
 	if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 		u.kill(fmt.Errorf("sandbox process broke the protocol and was killed: %w", err))
 	}
@@ -159,11 +165,18 @@ func (u *unit) serveCounted(m message) {
 func (u *unit) serve(m message) {
 	u.mu.Lock()
 	host := u.host
-	ctx := context.Background()
-	if req := u.pending[m.Job]; req != nil {
-		ctx = req.ctx
-	}
+	req := u.pending[m.Job]
 	u.mu.Unlock()
+	ctx := context.Background()
+	switch {
+	case req != nil:
+		ctx = req.ctx
+	case m.Op != opLog:
+		// The request it serves has ended (cancelled, or out of time):
+		// nobody waits for what it would do.
+		_ = u.conn.send(failure(message{Reply: m.ID}, errors.New("the call this cap call serves has ended")))
+		return
+	}
 	if host == nil {
 		_ = u.conn.send(failure(message{Reply: m.ID}, errors.New("the plugin is not activated")))
 		return

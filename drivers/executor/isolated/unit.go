@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sms-baseline/sms/drivers/executor/goja"
@@ -36,7 +37,8 @@ type unit struct {
 	wait   time.Duration
 	logger *slog.Logger
 
-	lead chan struct{} // holds a token while a request reads the child's messages
+	lead  chan struct{} // holds a token while a request reads the child's messages
+	heard atomic.Int64  // when a message of the child was last read, in Unix nanoseconds
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -166,13 +168,12 @@ func (u *unit) await(id uint64, req *request) (message, error) {
 		var out outcome
 		select {
 		case u.lead <- struct{}{}:
-			out = u.readFor(id, req, expiry)
-			<-u.lead
+			out = u.leadFor(id, req, expiry)
 		default:
 			if timer == nil {
-				timer = time.NewTimer(time.Until(expiry))
+				timer = time.NewTimer(time.Until(u.silentUntil(expiry)))
 			} else {
-				timer.Reset(time.Until(expiry))
+				timer.Reset(time.Until(u.silentUntil(expiry)))
 			}
 			out = u.follow(id, req, timer, expiry)
 		}
@@ -204,13 +205,11 @@ func (u *unit) follow(id uint64, req *request, timer *time.Timer, expiry time.Ti
 	case h := <-req.host:
 		return outcome{host: h}
 	case u.lead <- struct{}{}:
-		out := u.readFor(id, req, expiry)
-		<-u.lead
-		return out
+		return u.leadFor(id, req, expiry)
 	case <-ctx.Done():
 		return u.cancel(ctx, id)
 	case <-timer.C:
-		if time.Now().Before(expiry) {
+		if time.Now().Before(u.silentUntil(expiry)) {
 			return outcome{}
 		}
 		return u.frozen()
@@ -242,13 +241,42 @@ func (u *unit) unusableLocked() error {
 	return nil
 }
 
-// lost reports a failed write: the child is gone or going.
+// lost reports a failed write: the child is gone, or it did not read its
+// input for the unit's wait and is killed.
 func (u *unit) lost(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		u.kill(fmt.Errorf("sandbox process did not read its input within %s and was killed", u.wait))
+	} else {
+		u.killProcess() // gone or going: watch records why
+	}
 	<-u.exited
 	if dead := u.deadErr(); dead != nil {
 		return dead
 	}
 	return err
+}
+
+// leadFor reads for request id while it holds the lead, and gives the lead
+// up however readFor ends.
+func (u *unit) leadFor(id uint64, req *request, expiry time.Time) outcome {
+	defer func() { <-u.lead }()
+	return u.readFor(id, req, expiry)
+}
+
+// silentUntil is when a request whose own wait ends at expiry may call the
+// child frozen: not before the child has been silent for the unit's wait.
+// A child busy with other requests' JavaScript reads a new message only
+// between slices, so a request's reply may come later than its own wait
+// while the child keeps talking.
+func (u *unit) silentUntil(expiry time.Time) time.Time {
+	return later(expiry, time.Unix(0, u.heard.Load()).Add(u.wait))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (u *unit) deadErr() error {
