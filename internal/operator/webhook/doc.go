@@ -7,7 +7,9 @@
 //   - Plugin (mutating, /mutate-sms-dev-v1-plugin): the annotation
 //     sms.dev/requested-by names the user who created the Plugin or last
 //     changed its spec. An update that leaves spec alone gets the old value
-//     back, whatever it sent.
+//     back, whatever it sent. A Plugin a person creates also gets the
+//     operator's finalizer sms.dev/uninstall, which spares the operator a
+//     write per Plugin (its reconcile adds it when admission did not).
 //   - Approval (mutating, /mutate-sms-dev-v1-approval): sms.dev/decided-by
 //     and sms.dev/decided-at name the user who set spec.decision and when
 //     (RFC 3339, UTC), stamped in the request that sets it (an update from

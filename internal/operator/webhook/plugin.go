@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"net/http"
+	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -13,7 +14,8 @@ import (
 
 // +kubebuilder:webhook:path=/mutate-sms-dev-v1-plugin,mutating=true,failurePolicy=fail,sideEffects=None,groups=sms.dev,resources=plugins,verbs=create;update,versions=v1,name=mplugin.sms.dev,admissionReviewVersions=v1
 
-// pluginMutator stamps sms.dev/requested-by on Plugins.
+// pluginMutator stamps sms.dev/requested-by on Plugins, and gives a new
+// Plugin the operator's finalizer.
 type pluginMutator struct {
 	decoder admission.Decoder
 	opts    Options
@@ -40,7 +42,24 @@ func (m *pluginMutator) Handle(_ context.Context, req admission.Request) admissi
 			requester = lookup(old.Annotations, smsv1.AnnotationRequestedBy)
 		}
 	}
-	return patched(annotationOps(plugin.Annotations, map[string]value{
+	ops := annotationOps(plugin.Annotations, map[string]value{
 		smsv1.AnnotationRequestedBy: requester,
-	}))
+	})
+	if req.Operation == admissionv1.Create {
+		ops = append(ops, finalizerOps(plugin.Finalizers, smsv1.FinalizerUninstall)...)
+	}
+	return patched(ops)
+}
+
+// finalizerOps adds finalizer to a new object that lacks it, so the
+// operator's first reconcile need not write the object to add it (the
+// reconcile still adds it when admission did not).
+func finalizerOps(current []string, finalizer string) []patchOp {
+	switch {
+	case slices.Contains(current, finalizer):
+		return nil
+	case len(current) == 0:
+		return []patchOp{{Op: "add", Path: "/metadata/finalizers", Value: []string{finalizer}}}
+	}
+	return []patchOp{{Op: "add", Path: "/metadata/finalizers/-", Value: finalizer}}
 }

@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"slices"
 	"testing"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
@@ -73,4 +74,31 @@ func TestPluginRequestedByOperator(t *testing.T) {
 		p.Annotations[smsv1.AnnotationRequestedBy] = "erin"
 	}))
 	checkAnnotation(t, plugin, smsv1.AnnotationRequestedBy, "erin")
+}
+
+// A Plugin a person creates gets the operator's finalizer at admission,
+// next to any it brings, so the operator's first reconcile does not write
+// the Plugin only to add it. The operator's own creates are left alone
+// (its reconcile adds the finalizer). Seen failing with finalizerOps left
+// out of pluginMutator.Handle.
+func TestPluginFinalizerOnCreate(t *testing.T) {
+	testenv.Need(t)
+	serve(t)
+	ns := newNamespace(t, false)
+	bare := newPlugin(ns, "bare", nil)
+	must(t, as(t, "alice").Create(t.Context(), bare))
+	if want := []string{smsv1.FinalizerUninstall}; !slices.Equal(bare.Finalizers, want) {
+		t.Errorf("finalizers of a new Plugin: got %v, want %v", bare.Finalizers, want)
+	}
+	own := newPlugin(ns, "own", nil)
+	own.Finalizers = []string{"example.com/keep"}
+	must(t, as(t, "alice").Create(t.Context(), own))
+	if want := []string{"example.com/keep", smsv1.FinalizerUninstall}; !slices.Equal(own.Finalizers, want) {
+		t.Errorf("finalizers of a new Plugin bringing its own: got %v, want %v", own.Finalizers, want)
+	}
+	mirrored := newPlugin(ns, "mirrored", nil)
+	must(t, as(t, operator).Create(t.Context(), mirrored))
+	if len(mirrored.Finalizers) != 0 {
+		t.Errorf("finalizers of the operator's Plugin: got %v, want none", mirrored.Finalizers)
+	}
 }
