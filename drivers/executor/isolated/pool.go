@@ -22,7 +22,8 @@ type pool struct {
 	mu       sync.Mutex
 	ready    []*unit
 	starting int
-	warm     bool // taken from since it last emptied
+	warm     bool      // taken from since it last emptied
+	lastTake time.Time // when a Load last took from it
 	drain    *time.Timer
 	refill   *time.Timer
 }
@@ -42,7 +43,7 @@ func (p *pool) take() *unit {
 			u = nil
 		}
 	}
-	p.warm = true
+	p.warm, p.lastTake = true, time.Now()
 	if p.drain == nil {
 		p.drain = time.AfterFunc(p.idle, p.empty)
 		p.refill = time.AfterFunc(p.refillIn, p.top)
@@ -92,6 +93,11 @@ func (p *pool) fill() {
 // empty closes the children of a pool that was not used for its idle time.
 func (p *pool) empty() {
 	p.mu.Lock()
+	if time.Since(p.lastTake) < p.idle {
+		// A take reset the timer after it fired: the pool is in use.
+		p.mu.Unlock()
+		return
+	}
 	ready := p.ready
 	p.ready, p.warm = nil, false
 	p.mu.Unlock()
