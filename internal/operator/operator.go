@@ -183,7 +183,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		return nil, err
 	}
 	if opts.Webhook.Port != 0 {
-		if err := smswebhook.Register(mgr, smswebhook.Options{OperatorUser: opts.OperatorUser}); err != nil {
+		if err := smswebhook.Register(mgr, smswebhook.Options{OperatorUser: opts.OperatorUser, Namespaces: opts.Namespaces}); err != nil {
 			return nil, err
 		}
 	}

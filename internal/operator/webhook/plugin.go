@@ -45,7 +45,7 @@ func (m *pluginMutator) Handle(_ context.Context, req admission.Request) admissi
 	ops := annotationOps(plugin.Annotations, map[string]value{
 		smsv1.AnnotationRequestedBy: requester,
 	})
-	if req.Operation == admissionv1.Create {
+	if req.Operation == admissionv1.Create && m.opts.reconciled(req.Namespace) {
 		ops = append(ops, finalizerOps(plugin.Finalizers, smsv1.FinalizerUninstall)...)
 	}
 	return patched(ops)

@@ -102,3 +102,16 @@ func TestPluginFinalizerOnCreate(t *testing.T) {
 		t.Errorf("finalizers of the operator's Plugin: got %v, want none", mirrored.Finalizers)
 	}
 }
+
+// Where the operator does not reconcile, nobody would remove its
+// finalizer, so a new Plugin there gets none. Seen failing with the
+// namespace check left out of pluginMutator.Handle.
+func TestPluginFinalizerOnlyWhereReconciled(t *testing.T) {
+	serveNamespaces(t, []string{"somewhere-else"})
+	ns := newNamespace(t, false)
+	p := newPlugin(ns, "unwatched", nil)
+	must(t, as(t, "alice").Create(t.Context(), p))
+	if len(p.Finalizers) != 0 {
+		t.Errorf("finalizers of a Plugin no operator reconciles: got %v, want none", p.Finalizers)
+	}
+}

@@ -3,6 +3,7 @@ package webhook
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -41,6 +42,14 @@ type Options struct {
 	OperatorUser string
 	// Now stamps sms.dev/decided-at; nil means time.Now.
 	Now func() time.Time
+	// Namespaces are those the operator reconciles; empty means all. A new
+	// Plugin gets the operator's finalizer only there, since elsewhere no
+	// operator would ever remove it.
+	Namespaces []string
+}
+
+func (o Options) reconciled(namespace string) bool {
+	return len(o.Namespaces) == 0 || slices.Contains(o.Namespaces, namespace)
 }
 
 func (o Options) isOperator(user string) bool {

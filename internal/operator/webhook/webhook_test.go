@@ -70,7 +70,11 @@ func as(t *testing.T, user string) client.Client {
 
 // serve runs a manager serving the webhooks on the address the API server
 // calls until t ends.
-func serve(t *testing.T) {
+func serve(t *testing.T) { serveNamespaces(t, nil) }
+
+// serveNamespaces is serve for an operator that reconciles only namespaces
+// (all when nil).
+func serveNamespaces(t *testing.T, namespaces []string) {
 	t.Helper()
 	testenv.Need(t)
 	wo := env.WebhookInstallOptions
@@ -82,7 +86,7 @@ func serve(t *testing.T) {
 		}),
 	})
 	must(t, err)
-	must(t, webhook.Register(mgr, webhook.Options{OperatorUser: operator, Now: func() time.Time { return now }}))
+	must(t, webhook.Register(mgr, webhook.Options{OperatorUser: operator, Now: func() time.Time { return now }, Namespaces: namespaces}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
