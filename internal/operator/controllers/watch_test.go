@@ -64,9 +64,13 @@ func TestHungKernelDelaysNoOtherTenant(t *testing.T) {
 	defer close(hang)
 	live := httptest.NewServer(baselinetest.New(t, baselinetest.Options{AdminToken: "t"}))
 	defer live.Close()
+	// Stop the watchers first: their open streams keep Close waiting.
+	defer cancel()
 
 	w := controllers.NewWatchers(&controllers.Deps{Client: mgr.GetClient()})
-	w.Idle = time.Second
+	// Three keepalives (the shortest period, 1 s) per idle limit: one that
+	// arrives late on a busy machine must not end the live stream.
+	w.Idle = 3 * time.Second
 	go func() { _ = w.Start(ctx) }()
 	tenant := func(name string) *smsv1.Tenant {
 		return &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns.Name}}
