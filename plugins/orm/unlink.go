@@ -153,15 +153,21 @@ func (w *writer) referrers(d *deletion, m *model, ids []int64) ([]reference, err
 	return cascade, nil
 }
 
+// surviving returns the ids of r's referring records the unlink keeps.
+func (d *deletion) surviving(r reference) []int64 {
+	var alive []int64
+	for _, id := range r.ids {
+		if !d.gone[r.f.owner][id] {
+			alive = append(alive, id)
+		}
+	}
+	return alive
+}
+
 // restricted fails when a restricting reference survives the unlink.
 func (d *deletion) restricted() error {
 	for _, r := range d.restrict {
-		var alive []int64
-		for _, id := range r.ids {
-			if !d.gone[r.f.owner][id] {
-				alive = append(alive, id)
-			}
-		}
+		alive := d.surviving(r)
 		if len(alive) == 0 {
 			continue
 		}
@@ -177,12 +183,7 @@ func (d *deletion) restricted() error {
 // clearRefs sets to null the references of records that stay.
 func (w *writer) clearRefs(d *deletion) error {
 	for _, r := range d.clear {
-		var alive []int64
-		for _, id := range r.ids {
-			if !d.gone[r.f.owner][id] {
-				alive = append(alive, id)
-			}
-		}
+		alive := d.surviving(r)
 		if len(alive) == 0 {
 			continue
 		}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sms-baseline/sms/internal/testinfra/procmem"
 )
 
 // BenchmarkKernelMemory measures what one tenant's kernel holds in memory:
@@ -49,57 +50,32 @@ func BenchmarkKernelMemory(b *testing.B) {
 		if len(children) < plugins {
 			b.Fatalf("sandbox children: got %d, want at least %d", len(children), plugins)
 		}
-		var child mem
+		var child procmem.Mem
 		for _, pid := range children {
 			m := memOf(b, pid)
-			child.rss += m.rss
-			child.pss += m.pss
-			child.anon += m.anon
+			child.RSS += m.RSS
+			child.PSS += m.PSS
+			child.Anon += m.Anon
 		}
 		n := float64(len(children))
-		perKernel := (busy.pss - idle.pss) / plugins
-		b.ReportMetric(idle.rss, "idle-rss-MB")
-		b.ReportMetric(idle.pss, "idle-pss-MB")
-		b.ReportMetric(idle.anon, "idle-anon-MB")
+		perKernel := (busy.PSS - idle.PSS) / plugins
+		b.ReportMetric(idle.RSS, "idle-rss-MB")
+		b.ReportMetric(idle.PSS, "idle-pss-MB")
+		b.ReportMetric(idle.Anon, "idle-anon-MB")
 		b.ReportMetric(perKernel, "kernel-per-plugin-MB")
-		b.ReportMetric(child.rss/n, "child-rss-MB")
-		b.ReportMetric(child.pss/n, "child-pss-MB")
-		b.ReportMetric(child.anon/n, "child-anon-MB")
+		b.ReportMetric(child.RSS/n, "child-rss-MB")
+		b.ReportMetric(child.PSS/n, "child-pss-MB")
+		b.ReportMetric(child.Anon/n, "child-anon-MB")
 		k.stop()
 	}
 }
 
-// mem is a process's resident, proportional and anonymous (its own heap
-// and stacks, shared with nobody) set sizes, in MB.
-type mem struct{ rss, pss, anon float64 }
-
-// memOf reads /proc/pid/smaps_rollup.
-func memOf(tb testing.TB, pid int) mem {
+// memOf reads process pid's memory.
+func memOf(tb testing.TB, pid int) procmem.Mem {
 	tb.Helper()
-	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"))
+	m, err := procmem.Of(strconv.Itoa(pid))
 	if err != nil {
 		tb.Fatal(err)
-	}
-	defer func() { _ = f.Close() }()
-	var m mem
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		kb, err := strconv.ParseFloat(fields[1], 64)
-		if err != nil {
-			continue
-		}
-		switch fields[0] {
-		case "Rss:":
-			m.rss = kb / 1024
-		case "Pss:":
-			m.pss = kb / 1024
-		case "Anonymous:":
-			m.anon = kb / 1024
-		}
 	}
 	return m
 }

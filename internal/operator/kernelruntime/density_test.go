@@ -1,19 +1,16 @@
 package kernelruntime
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/testinfra/procmem"
 )
 
 // BenchmarkLocalTenantDensity boots 50 idle tenants with the local runtime
@@ -37,41 +34,19 @@ func BenchmarkLocalTenantDensity(b *testing.B) {
 		time.Sleep(time.Second)
 		runtime.GC()
 		after := selfMem(b)
-		rss := (after.rss - before.rss) / tenants
+		rss := (after.RSS - before.RSS) / tenants
 		b.ReportMetric(rss, "rss-per-tenant-MB")
-		b.ReportMetric((after.anon-before.anon)/tenants, "anon-per-tenant-MB")
+		b.ReportMetric((after.Anon-before.Anon)/tenants, "anon-per-tenant-MB")
 		b.ReportMetric(24*1024/rss, "tenants-per-24GiB")
 		l.Close()
 	}
 }
 
-type procMem struct{ rss, anon float64 }
-
-// selfMem reads this process's resident and anonymous set sizes in MB.
-func selfMem(tb testing.TB) procMem {
+func selfMem(tb testing.TB) procmem.Mem {
 	tb.Helper()
-	f, err := os.Open("/proc/self/smaps_rollup")
+	m, err := procmem.Of("self")
 	if err != nil {
 		tb.Fatal(err)
-	}
-	defer func() { _ = f.Close() }()
-	var m procMem
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		kb, err := strconv.ParseFloat(fields[1], 64)
-		if err != nil {
-			continue
-		}
-		switch fields[0] {
-		case "Rss:":
-			m.rss = kb / 1024
-		case "Anonymous:":
-			m.anon = kb / 1024
-		}
 	}
 	return m
 }
