@@ -6,11 +6,8 @@
 #
 # No binary download site is needed: both servers are compiled from their
 # published Go modules through the module proxy.
-#   - kube-apiserver comes from k8s.io/kubernetes at KUBERNETES_VERSION. Its
-#     go.mod points every k8s.io staging module at ./staging/src, which the
-#     published module does not contain, so a private copy of the source gets
-#     those replaces rewritten to the published v0.x versions. The version
-#     ldflags make the server report its real version.
+#   - kube-apiserver comes from k8s.io/kubernetes at KUBERNETES_VERSION,
+#     built by k8s-build.sh.
 #   - etcd is a two-line main over go.etcd.io/etcd/server/v3/etcdmain.
 #
 # The binaries go to $SMS_ENVTEST_DIR (default: the user's cache directory,
@@ -26,6 +23,9 @@ set -euo pipefail
 readonly KUBERNETES_VERSION="${KUBERNETES_VERSION:-v1.37.2}"
 readonly ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 
+# shellcheck source=hack/k8s-build.sh
+source "$(dirname "${BASH_SOURCE[0]}")/k8s-build.sh"
+
 log() { printf 'setup-envtest.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -37,33 +37,6 @@ cache_root() {
 	else
 		printf '%s\n' "${XDG_CACHE_HOME:-$HOME/.cache}/sms-envtest"
 	fi
-}
-
-# staging_version maps v1.X.Y to the staging modules' v0.X.Y.
-staging_version() { printf 'v0.%s\n' "${KUBERNETES_VERSION#v1.}"; }
-
-build_apiserver() {
-	local out="$1" work="$2"
-	local staged src minor
-	staged="$(staging_version)"
-	log "downloading k8s.io/kubernetes@$KUBERNETES_VERSION"
-	src="$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-	[[ -d "$src" ]] || die "go mod download k8s.io/kubernetes@$KUBERNETES_VERSION gave no source directory"
-	cp -r "$src" "$work/kubernetes"
-	chmod -R u+w "$work/kubernetes"
-	sed -i -E "s#^([[:space:]]*k8s\.io/[a-z0-9-]+) => \./staging/src/k8s\.io/[a-z0-9-]+\$#\1 => \1 $staged#" \
-		"$work/kubernetes/go.mod"
-	if grep -q '=> ./staging' "$work/kubernetes/go.mod"; then
-		die "some staging replaces were not rewritten in k8s.io/kubernetes' go.mod"
-	fi
-	minor="${KUBERNETES_VERSION#v1.}"
-	minor="${minor%%.*}"
-	local pkg=k8s.io/component-base/version
-	local ldflags="-s -w -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-	ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-	log "building kube-apiserver $KUBERNETES_VERSION (many minutes on a small machine)"
-	(cd "$work/kubernetes" && CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off \
-		go build -trimpath -ldflags "$ldflags" -o "$out/kube-apiserver" ./cmd/kube-apiserver)
 }
 
 build_etcd() {
@@ -113,7 +86,7 @@ main() {
 		start=$SECONDS
 		mkdir -p "$work/out"
 		build_etcd "$work/out" "$work"
-		build_apiserver "$work/out" "$work"
+		k8s_build "$work/out" "$work" kube-apiserver
 		rm -rf "$dir"
 		mv "$work/out" "$dir"
 		log "built both binaries into $dir in $((SECONDS - start)) s"

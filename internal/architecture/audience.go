@@ -15,6 +15,7 @@ var audienceRules = []struct {
 	{from: "internal/operator", to: "internal/cli", reason: "the operator does not depend on the command-line tools"},
 	{from: "", to: "internal/testinfra/testenv", reason: "only tests use the test infrastructure"},
 	{from: "", to: "internal/testinfra/procmem", reason: "only tests use the test infrastructure"},
+	{from: "", to: "internal/testinfra/argohealth", reason: "only tests use the test infrastructure"},
 	{from: "", to: "internal/testinfra/envtestbin", allow: []string{"internal/testinfra/", "internal/cli/devenv", "cmd/manager"},
 		reason: "only tests and manager dev locate the envtest binaries"},
 	{from: "internal/operator", to: "internal/testinfra", reason: "the operator does not depend on the test infrastructure"},
