@@ -132,6 +132,17 @@ run: ## Run the manager from your host (ARGS are passed through).
 docker-build: ## Build the manager image IMG with CONTAINER_TOOL.
 	$(CONTAINER_TOOL) build -t $(IMG) .
 
+# image needs no container engine: the same static binary and CA bundle as
+# the Dockerfile, written as an OCI archive by hack/oci-image.sh, for
+# `ctr images import` (or `skopeo copy oci-archive:...`).
+IMAGE_ARCHIVE ?= $(LOCALBIN)/manager-image.tar
+.PHONY: image
+image: ## Write the manager image IMG as an OCI archive (IMAGE_ARCHIVE) without a container engine.
+	mkdir -p $(LOCALBIN)
+	CGO_ENABLED=0 go build -tags nodev -trimpath -ldflags="-s -w" -o $(LOCALBIN)/manager-static ./cmd/manager
+	hack/oci-image.sh $(IMAGE_ARCHIVE) $(IMG) 65532:65532 /manager \
+		$(LOCALBIN)/manager-static=/manager /etc/ssl/certs/ca-certificates.crt=/etc/ssl/certs/ca-certificates.crt
+
 .PHONY: docker-push
 docker-push: ## Push the manager image IMG with CONTAINER_TOOL.
 	$(CONTAINER_TOOL) push $(IMG)
