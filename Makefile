@@ -21,6 +21,10 @@ KUBECTL ?= kubectl
 
 # Image of the manager (operator, kernels and sandboxes share it).
 IMG ?= controller:latest
+# DEPLOY_CONFIG is the kustomization make deploy applies: config/default
+# (webhook certificate from cert-manager) or config/selfsigned (the
+# operator manages its own).
+DEPLOY_CONFIG ?= config/default
 # CONTAINER_TOOL builds and pushes the image: docker or podman.
 CONTAINER_TOOL ?= docker
 
@@ -168,13 +172,13 @@ uninstall: manifests kustomize ## Uninstall the CRDs (and every Tenant, Plugin a
 	"$(KUSTOMIZE)" build config/crd | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy the operator running IMG (needs cert-manager in the cluster for the webhook certificate).
+deploy: manifests kustomize ## Deploy the operator running IMG from DEPLOY_CONFIG (config/default needs cert-manager; config/selfsigned does not).
 	cd config/manager && "$(KUSTOMIZE)" edit set image controller=$(IMG)
-	"$(KUSTOMIZE)" build config/default | "$(KUBECTL)" apply -f -
+	"$(KUSTOMIZE)" build $(DEPLOY_CONFIG) | "$(KUBECTL)" apply -f -
 
 .PHONY: undeploy
 undeploy: kustomize ## Remove the operator and the CRDs. ignore-not-found=true ignores missing objects.
-	"$(KUSTOMIZE)" build config/default | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -
+	"$(KUSTOMIZE)" build $(DEPLOY_CONFIG) | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -
 
 ##@ Tools
 

@@ -24,7 +24,7 @@ control_plane() {
 		--service-cluster-ip-range "$SERVICE_NET" --authorization-mode Node,RBAC \
 		--client-ca-file "$p/ca.crt" --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" \
 		--kubelet-client-certificate "$p/apiserver-kubelet-client.crt" --kubelet-client-key "$p/apiserver-kubelet-client.key" \
-		--kubelet-certificate-authority "$p/ca.crt" \
+		--kubelet-certificate-authority "$p/ca.crt" --kubelet-preferred-address-types InternalIP \
 		--service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
 		--service-account-issuer https://kubernetes.default.svc.cluster.local
 	wait_for "the API server" 90 kctl get --raw /readyz

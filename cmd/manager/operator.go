@@ -52,6 +52,11 @@ func newOperatorCommand() *cobra.Command {
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fl.IntVar(&f.webhookPort, "webhook-port", 9443, "port of the admission webhooks; 0 disables them")
 	fl.StringVar(&f.webhookCertDir, "webhook-cert-path", "", "directory with tls.crt and tls.key for the webhooks (default: controller-runtime's)")
+	c := &o.WebhookCerts
+	fl.StringVar(&c.Secret, "webhook-cert-secret", "", "manage the webhooks' certificate in this Secret of the operator's namespace, without cert-manager; mount the Secret at --webhook-cert-path (default: only read the certificate there)")
+	fl.StringVar(&c.Service, "webhook-service", "sms-webhook-service", "the webhooks' Service, named in the certificate --webhook-cert-secret makes")
+	fl.StringVar(&c.Mutating, "webhook-mutating-configuration", "sms-mutating-webhook-configuration", "the MutatingWebhookConfiguration given the CA of --webhook-cert-secret")
+	fl.StringVar(&c.Validating, "webhook-validating-configuration", "sms-validating-webhook-configuration", "the ValidatingWebhookConfiguration given the CA of --webhook-cert-secret")
 	return cmd
 }
 

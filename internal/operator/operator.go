@@ -23,7 +23,6 @@ import (
 	"github.com/sms-baseline/sms/internal/kernelcmd"
 	"github.com/sms-baseline/sms/internal/operator/controllers"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
-	smswebhook "github.com/sms-baseline/sms/internal/operator/webhook"
 )
 
 // Runtimes.
@@ -62,6 +61,9 @@ type Options struct {
 	// Webhook is the webhook server's address and certificates; a zero
 	// Port disables the webhooks.
 	Webhook webhook.Options
+	// WebhookCerts, when its Secret is set, has the operator manage the
+	// webhooks' certificate itself instead of reading cert-manager's.
+	WebhookCerts WebhookCerts
 	// OperatorUser is the operator's own identity, trusted by the webhooks.
 	OperatorUser string
 	// OperatorNamespace is where the operator's pods run; the kernels'
@@ -183,7 +185,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		return nil, err
 	}
 	if opts.Webhook.Port != 0 {
-		if err := smswebhook.Register(mgr, smswebhook.Options{OperatorUser: opts.OperatorUser, Namespaces: opts.Namespaces}); err != nil {
+		if err := registerWebhooks(mgr, opts); err != nil {
 			return nil, err
 		}
 	}
