@@ -29,7 +29,10 @@ DEPLOY_CONFIG ?= config/default
 CONTAINER_TOOL ?= docker
 
 # Test settings.
-TEST_PKGS ?= ./...
+# The real-cluster tests run on their own after the rest (CLUSTER_PKGS),
+# so that nothing else competes with the cluster for the two cores.
+CLUSTER_PKGS ?= ./test/e2e/cluster/
+TEST_PKGS ?= $(shell go list ./... | grep -v /test/e2e/cluster)
 # The end-to-end tests build the binaries inside the test binary, which on
 # a cold build cache takes minutes: go test's default 10 m is too tight.
 TEST_FLAGS ?= -race -timeout 30m
@@ -80,7 +83,7 @@ binaries: | $(LOCALBIN) ## Build bin/manager and bin/kubectl-sms (the kubectl pl
 	go build -o $(LOCALBIN)/kubectl-sms ./cmd/kubectl-sms
 
 .PHONY: test
-test: vet ## Run go vet, the architecture test, then every test with -race against a throwaway Postgres and envtest's API server (built once by hack/setup-envtest.sh); print total coverage; run every benchmark once.
+test: vet ## Run go vet, the architecture test, then every test with -race against a throwaway Postgres and envtest's API server (built once by hack/setup-envtest.sh); print total coverage; run every benchmark once; then the tests on a real one-node cluster (hack/realk8s.sh).
 	go test -count=1 ./internal/architecture/
 	envtest_env="$$(hack/setup-envtest.sh)" || exit 1; eval "$$envtest_env"; \
 	pg_env="$$(hack/postgres.sh start)" || exit 1; eval "$$pg_env"; \
@@ -89,6 +92,8 @@ test: vet ## Run go vet, the architecture test, then every test with -race again
 	go tool cover -func=$(COVER_PROFILE) | tail -n 1; \
 	echo "Every benchmark, once, so that none can break unnoticed:"; \
 	SMS_REQUIRE_POSTGRES=1 go test -count=1 -run '^$$' -bench . -benchtime 1x $(TEST_PKGS) | { grep -Ev '^(ok|PASS|goos|goarch|pkg|cpu|Benchmark|\?)' || true; }
+	echo "The real-cluster tests (hack/realk8s.sh; builds its components once):"
+	go test -count=1 -timeout 30m $(CLUSTER_PKGS)
 
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint.
