@@ -10,6 +10,11 @@
 # directory and trusts local and loopback connections. Every start gets its own
 # directory and port, so several servers can run side by side.
 #
+# PG_LISTEN (default 127.0.0.1) is the address it listens on instead, and
+# PG_TRUST_NET a network whose clients it also trusts: the real-cluster
+# tests run it inside the cluster's network namespace on the node's address
+# and trust the pod network, so that kernel pods reach it.
+#
 # Only the two export lines go to stdout; progress and errors go to stderr.
 set -euo pipefail
 
@@ -90,17 +95,21 @@ start() {
 		rm -rf "$dir"
 		die "initdb failed"
 	fi
+	local listen="${PG_LISTEN:-127.0.0.1}"
+	if [[ -n "${PG_TRUST_NET:-}" ]]; then
+		printf 'host all all %s trust\n' "$PG_TRUST_NET" >>"$dir/data/pg_hba.conf"
+	fi
 	for attempt in 1 2 3 4 5; do
 		port="$(free_port)"
 		cat >>"$dir/data/postgresql.conf" <<EOF
-listen_addresses = '127.0.0.1'
+listen_addresses = '$listen'
 port = $port
 unix_socket_directories = '$dir'
 max_connections = 200
 EOF
 		if as_server_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >&2; then
-			log "server ready on 127.0.0.1:$port"
-			printf 'export SMS_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:%s/postgres?sslmode=disable\n' "$port"
+			log "server ready on $listen:$port"
+			printf 'export SMS_TEST_POSTGRES_URL=postgres://postgres@%s:%s/postgres?sslmode=disable\n' "$listen" "$port"
 			printf 'export SMS_POSTGRES_DIR=%s\n' "$dir"
 			return
 		fi

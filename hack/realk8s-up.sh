@@ -83,8 +83,8 @@ up() {
 	cluster_objects
 	wait_for "the default ServiceAccount" 60 kctl -n default get serviceaccount default
 	log "up: node $NODE Ready at $NODE_IP in network namespace $NETNS"
-	printf 'export KUBECONFIG=%q\nexport SMS_REALK8S_NETNS=%q\nexport SMS_REALK8S_STATE=%q\nexport SMS_REALK8S_NODE_IP=%q\n' \
-		"$STATE/pki/admin.kubeconfig" "$NETNS_PATH" "$STATE" "$NODE_IP"
+	printf 'export KUBECONFIG=%q\nexport SMS_REALK8S_NETNS=%q\nexport SMS_REALK8S_STATE=%q\nexport SMS_REALK8S_NODE_IP=%q\nexport SMS_REALK8S_POD_NET=%q\n' \
+		"$STATE/pki/admin.kubeconfig" "$NETNS" "$STATE" "$NODE_IP" "$POD_NET"
 }
 
 # stop NAME stops the daemon NAME and waits for it to exit.

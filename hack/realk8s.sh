@@ -15,9 +15,10 @@
 #
 # `up` prints, for eval:
 #   KUBECONFIG          an admin kubeconfig (system:masters)
-#   SMS_REALK8S_NETNS   the namespace's path under /run/netns
+#   SMS_REALK8S_NETNS   the network namespace's name (/run/netns/NAME)
 #   SMS_REALK8S_STATE   the cluster's state directory
 #   SMS_REALK8S_NODE_IP the node's address
+#   SMS_REALK8S_POD_NET the pods' addresses
 # Images are imported with `realk8s.sh import ARCHIVE...` (OCI archives,
 # such as `make image` writes), and run with imagePullPolicy Never or
 # IfNotPresent. The binaries come from hack/setup-realk8s.sh. Needs root.

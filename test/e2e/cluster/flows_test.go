@@ -79,8 +79,9 @@ func health(t *testing.T, ns, obj string) argohealth.Status {
 
 // A user without the approver role cannot approve with kubectl patch; one
 // with it can, and the route answers through the tenant's Service. A
-// plugin whose code allocates without end is killed in its sandbox child:
-// it is rejected, and the kernel pod neither restarts nor stops serving.
+// plugin that asks for more memory than its sandbox child may have is
+// killed by the child's limit, and one that loops forever by its deadline:
+// both are rejected, and the kernel pod neither restarts nor stops serving.
 // Deleting the kernel pod brings it back from the StatefulSet with the
 // plugins restored from its volume.
 func TestApprovalRouteBombAndRestart(t *testing.T) {
@@ -109,6 +110,13 @@ func TestApprovalRouteBombAndRestart(t *testing.T) {
 	k(t, ns, "wait", "--for=jsonpath={.status.verdict.result}=rejected", "plugin/bomb", "--timeout=180s")
 	if msg := k(t, ns, "get", "plugin/bomb", "-o", `jsonpath={.status.conditions[?(@.type=="Judged")].message}`); !strings.Contains(msg, "out of memory") {
 		t.Errorf("the bomb was rejected with %q; want its child ended by the memory limit", msg)
+	}
+	spin := `{"apiVersion":"sms.dev/v1","kind":"Plugin","metadata":{"name":"spin"},
+		"spec":{"tenantRef":{"name":"demo"},"id":"agent.spin","version":"1","code":"export default async function activate(cap) { for (;;) {} }"}}`
+	applyJSON(t, ns, spin)
+	k(t, ns, "wait", "--for=jsonpath={.status.verdict.result}=rejected", "plugin/spin", "--timeout=180s")
+	if msg := k(t, ns, "get", "plugin/spin", "-o", `jsonpath={.status.conditions[?(@.type=="Judged")].message}`); !strings.Contains(msg, "did not finish within") {
+		t.Errorf("the endless loop was rejected with %q; want its deadline", msg)
 	}
 	if restarts := k(t, ns, "get", "pod/demo-kernel-0", "-o", "jsonpath={.status.containerStatuses[0].restartCount}"); restarts != "0" {
 		t.Errorf("the kernel container restarted %s times; the bomb should have killed only its child", restarts)

@@ -66,8 +66,18 @@ func up() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("needs root: network namespaces, containerd and the kubelet")
 	}
-	if out, err := sh("hack/realk8s.sh", "up"); err != nil {
+	out, err := sh("hack/realk8s.sh", "up")
+	if err != nil {
 		return fmt.Errorf("hack/realk8s.sh up: %w\n%s", err, out)
+	}
+	// The cluster's facts (KUBECONFIG, SMS_REALK8S_NODE_IP, ...) for the
+	// tests and the commands they run.
+	for _, line := range strings.Split(out, "\n") {
+		if kv, ok := strings.CutPrefix(line, "export "); ok {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				_ = os.Setenv(k, v)
+			}
+		}
 	}
 	archive := filepath.Join(os.TempDir(), "sms-e2e-manager.tar")
 	defer func() { _ = os.Remove(archive) }()
@@ -77,6 +87,11 @@ func up() error {
 	if out, err := sh("hack/realk8s.sh", "import", archive); err != nil {
 		return fmt.Errorf("import the image: %w\n%s", err, out)
 	}
+	// The cluster's namespace has no way out: the tools make deploy needs
+	// are installed from out here first.
+	if out, err := sh("make", "controller-gen", "kustomize"); err != nil {
+		return fmt.Errorf("install the deploy tools: %w\n%s", err, out)
+	}
 	// make deploy sets the image in config/manager, as kubebuilder's does;
 	// the checkout gets its file back.
 	kust := filepath.Join(root, "config", "manager", "kustomization.yaml")
@@ -84,7 +99,7 @@ func up() error {
 	if err != nil {
 		return err
 	}
-	out, err := sh("hack/realk8s.sh", "run", "make", "install", "deploy", "DEPLOY_CONFIG=config/selfsigned", "IMG="+image)
+	out, err = sh("hack/realk8s.sh", "run", "make", "install", "deploy", "DEPLOY_CONFIG=config/selfsigned", "IMG="+image)
 	if werr := os.WriteFile(kust, saved, 0o644); werr != nil {
 		return werr
 	}
