@@ -123,16 +123,7 @@ func TestApprovalRouteBombAndRestart(t *testing.T) {
 	}
 	route(t, ns, "/hello/bo", `"hello":"bo"`)
 
-	uid := k(t, ns, "get", "pod/demo-kernel-0", "-o", "jsonpath={.metadata.uid}")
-	k(t, ns, "delete", "pod/demo-kernel-0", "--wait=false")
-	eventually(t, "a new kernel pod", 3*time.Minute, func() error {
-		now, err := kubectl("-n", ns, "get", "pod/demo-kernel-0", "-o", "jsonpath={.metadata.uid} {.status.containerStatuses[0].ready}")
-		if f := strings.Fields(now); err != nil || len(f) != 2 || f[0] == uid || f[1] != "true" {
-			return fmt.Errorf("pod: %s %w", now, err)
-		}
-		return nil
-	})
-	k(t, ns, "wait", "--for=condition=Ready", "tenant/demo", "--timeout=180s")
+	restartKernel(t, ns)
 	for _, p := range []string{"greeting", "hello"} {
 		k(t, ns, "wait", "--for=condition=Mounted", "plugin/"+p, "--timeout=120s")
 	}
@@ -229,4 +220,20 @@ func TestOperatorRestartMidFlow(t *testing.T) {
 			t.Errorf("%s was installed %d times; want once\n%s", id, installed[id], logs)
 		}
 	}
+}
+
+// restartKernel deletes the demo tenant's kernel pod and waits until the
+// StatefulSet's new pod is ready and the tenant Ready again.
+func restartKernel(t *testing.T, ns string) {
+	t.Helper()
+	uid := k(t, ns, "get", "pod/demo-kernel-0", "-o", "jsonpath={.metadata.uid}")
+	k(t, ns, "delete", "pod/demo-kernel-0", "--wait=false")
+	eventually(t, "a new kernel pod", 3*time.Minute, func() error {
+		now, err := kubectl("-n", ns, "get", "pod/demo-kernel-0", "-o", "jsonpath={.metadata.uid} {.status.containerStatuses[0].ready}")
+		if f := strings.Fields(now); err != nil || len(f) != 2 || f[0] == uid || f[1] != "true" {
+			return fmt.Errorf("pod: %s %w", now, err)
+		}
+		return nil
+	})
+	k(t, ns, "wait", "--for=condition=Ready", "tenant/demo", "--timeout=180s")
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // A Tenant on Postgres works as one on SQLite: its kernel pod reaches the
@@ -30,16 +29,7 @@ func TestTenantOnPostgres(t *testing.T) {
 		t.Fatalf("schema tenant_demo in the server: %q %v", out, err)
 	}
 
-	uid := k(t, ns, "get", "pod/demo-kernel-0", "-o", "jsonpath={.metadata.uid}")
-	k(t, ns, "delete", "pod/demo-kernel-0", "--wait=false")
-	eventually(t, "a new kernel pod", 3*time.Minute, func() error {
-		now, err := kubectl("-n", ns, "get", "pod/demo-kernel-0", "-o", "jsonpath={.metadata.uid} {.status.containerStatuses[0].ready}")
-		if f := strings.Fields(now); err != nil || len(f) != 2 || f[0] == uid || f[1] != "true" {
-			return fmt.Errorf("pod: %s %w", now, err)
-		}
-		return nil
-	})
-	k(t, ns, "wait", "--for=condition=Ready", "tenant/demo", "--timeout=180s")
+	restartKernel(t, ns)
 	k(t, ns, "wait", "--for=condition=Mounted", "plugin/greeting", "--timeout=120s")
 	if pvcs := k(t, ns, "get", "pvc", "-o", "name"); pvcs != "" {
 		t.Errorf("a tenant on Postgres has volumes: %s", pvcs)
