@@ -36,6 +36,12 @@
 //     never take the id of a system fiber;
 //   - a mount is atomic: Propose stages it and only Commit records it as
 //     mounted, so a restart finds every plugin fully mounted or absent;
+//   - Restore mounts only what was committed: an agent install without a
+//     plugin/mounted (written by hand, or before commits existed) needs a
+//     RestoreGuard's word, any guard may refuse a plugin, and what is left
+//     out is reported (plugin/restore_refused, a log line, a taint flag);
+//   - a disable holds unless it was made reversibly (DisableReversibly), and
+//     EnableReversible never undoes one that holds;
 //   - system plugins stay enabled: Disable refuses them, and a log that says
 //     otherwise taints the kernel instead of stopping it from booting;
 //   - the event log is the source of truth: plugin/installed, plugin/mounted,
@@ -44,7 +50,8 @@
 //     content-addressed blob store;
 //   - taint flags are sticky: once something unusual happened (a forced
 //     uninstall, a trust-escalation attempt, a rollback, an auto-approval, an
-//     undo that failed, a log disabling a system plugin) the flag stays for the
+//     undo that failed, a log disabling a system plugin, a plugin restore
+//     refused) the flag stays for the
 //     kernel's lifetime and is attached to every error the kernel returns and
 //     to its state view.
 //

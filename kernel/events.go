@@ -92,6 +92,7 @@ func (k *Kernel) appendEvent(ctx context.Context, typ, plugin string, data any) 
 	if _, err := k.log.Append(ctx, e); err != nil {
 		return k.wrapErr("log", plugin, "append "+typ, err)
 	}
+	k.appended.broadcast()
 	return nil
 }
 
@@ -110,6 +111,14 @@ type Target struct {
 	Enabled   bool     `json:"enabled"`
 	Installed bool     `json:"installed"` // false when only enable/disable was seen
 	Seq       int64    `json:"seq"`       // the event that first installed it
+	// Reversible: it is disabled by a disable that does not hold
+	// (Kernel.DisableReversibly).
+	Reversible bool `json:"reversible,omitempty"`
+	// Committed: a plugin/mounted committed this install. An install
+	// without the staged flag (written before commits existed, or by hand)
+	// is not committed; Restore mounts it only if a RestoreGuard vouches
+	// for it.
+	Committed bool `json:"committed,omitempty"`
 }
 
 // Folded is the event log folded: the committed targets by plugin id, and
@@ -162,6 +171,7 @@ func (f *Folded) apply(e Event) error {
 			return err
 		}
 		if t, ok := f.Staged[e.Plugin]; ok && t.CodeHash == d.CodeHash && t.Manifest.Declaration() == d.Declaration {
+			t.Committed = true
 			f.Targets[e.Plugin] = t
 			delete(f.Staged, e.Plugin)
 		}
@@ -169,14 +179,20 @@ func (f *Folded) apply(e Event) error {
 		delete(f.Staged, e.Plugin)
 	case EventPluginEnabled, EventPluginDisabled:
 		enabled := e.Type == EventPluginEnabled
+		var d disabledData
+		if !enabled && len(e.Data) > 0 {
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				return err
+			}
+		}
 		t := f.Targets[e.Plugin]
 		if t.Seq == 0 {
 			t.Seq = e.Seq
 		}
-		t.Enabled = enabled
+		t.Enabled, t.Reversible = enabled, d.Reversible
 		f.Targets[e.Plugin] = t
 		if st, ok := f.Staged[e.Plugin]; ok {
-			st.Enabled = enabled
+			st.Enabled, st.Reversible = enabled, d.Reversible
 			f.Staged[e.Plugin] = st
 		}
 	case EventPluginUninstalled:

@@ -37,7 +37,11 @@ type Unit interface {
 // re-checks the fiber's lifecycle, its manifest declarations and trust, and
 // every value crosses as a size- and depth-limited JSON snapshot. Inside
 // provided values and contributed items, {"$fn": id} objects become Func
-// proxies that call back into the unit until the fiber is disposed.
+// proxies that call back into the unit until the fiber is disposed. An
+// Executor passes each method a context that ends when the activation or
+// call the host call serves ends: at its deadline, when its caller's
+// context ends, or when it returns. Services reached through Invoke must
+// honour it.
 type HostBridge interface {
 	// Get returns a snapshot of a key declared in inject or optional.
 	Get(ctx context.Context, key string) (json.RawMessage, error)
@@ -66,3 +70,21 @@ type Func func(ctx context.Context, args ...any) (any, error)
 
 // MarshalJSON encodes a Func as null: functions never cross as data.
 func (Func) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
+
+// requesterKey carries who asked for the agent plugin being loaded.
+type requesterKey struct{}
+
+// WithRequester returns ctx saying who asked for the agent plugin whose
+// code is loaded under it: the judge sets the submission's RequestedBy
+// for its load gate and the mount, so that an Executor may bound what one
+// requester holds. Loads nobody asked for (a restore at boot, an enable)
+// carry none.
+func WithRequester(ctx context.Context, who string) context.Context {
+	return context.WithValue(ctx, requesterKey{}, who)
+}
+
+// RequesterOf returns who WithRequester named in ctx, or "".
+func RequesterOf(ctx context.Context) string {
+	who, _ := ctx.Value(requesterKey{}).(string)
+	return who
+}

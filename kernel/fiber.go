@@ -24,9 +24,13 @@ type fiber struct {
 	err      error
 
 	activate ActivateFunc // system plugins
+	guard    RestoreGuard // system plugins: vets what Restore mounts
 	code     []byte       // agent plugins
 	codeHash string
 	staged   bool // installed by Propose and not yet committed (Commit) or aborted
+	// reversible: the fiber was disabled with DisableReversibly, so
+	// EnableReversible may enable it again; every other disable holds.
+	reversible bool
 
 	effects  []effect
 	provides []string // keys currently provided, in order
@@ -57,6 +61,10 @@ type FiberView struct {
 	Provides    []string     `json:"provides"`
 	Scopes      []string     `json:"scopes,omitempty"`
 	Effects     int          `json:"effects"`
+
+	// Held is set on a disabled fiber whose disable only Enable undoes (an
+	// admin's); one DisableReversibly disabled is not held.
+	Held bool `json:"held,omitempty"`
 }
 
 // view builds the fiber's view; the caller holds k.reg for reading.
@@ -64,6 +72,7 @@ func (k *Kernel) view(f *fiber) FiberView {
 	v := FiberView{
 		ID: f.id, Version: f.manifest.Version, Description: f.manifest.Description,
 		Trust: f.trust, Enabled: f.enabled, State: f.state, CodeHash: f.codeHash, Staged: f.staged,
+		Held:   !f.enabled && !f.reversible,
 		Points: f.manifest.DeclaredPoints(),
 		Inject: k.deps(f.manifest.Inject), Optional: k.deps(f.manifest.Optional),
 		Provides: append([]string{}, f.provides...), Scopes: append([]string(nil), f.manifest.Scopes...),

@@ -45,6 +45,8 @@ type Kernel struct {
 	rand    io.Reader
 	faultFn func(string)
 
+	appended appendSignal // wakes readers waiting for the next event
+
 	mu sync.Mutex // serializes operations that change fibers (they run plugin code)
 
 	reg       regMutex // guards everything below

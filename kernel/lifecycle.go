@@ -20,7 +20,7 @@ func (k *Kernel) Install(p Plugin) error {
 		return k.errfLocked(CodeConflict, "install", p.Manifest.ID, "a plugin with this id is already installed")
 	}
 	f := &fiber{id: p.Manifest.ID, manifest: p.Manifest.clone(), trust: TrustSystem, enabled: true,
-		state: StateInactive, activate: p.Activate}
+		state: StateInactive, activate: p.Activate, guard: p.RestoreGuard}
 	k.addLocked(f)
 	k.systemIDs[f.id] = true
 	return nil
@@ -47,14 +47,15 @@ func (k *Kernel) removeLocked(f *fiber) {
 // Enable marks a fiber enabled, records plugin/enabled and settles. Enabling
 // a failed fiber gives it another try.
 func (k *Kernel) Enable(ctx context.Context, id string) error {
-	return k.setEnabled(ctx, id, true, false)
+	return k.setEnabled(ctx, id, toggle{enabled: true})
 }
 
 // Disable marks an agent fiber disabled, records plugin/disabled and
 // settles, which undoes the fiber and, first, every fiber that depends on
-// it. System fibers stay enabled: disabling one is CodeForbidden.
+// it. System fibers stay enabled: disabling one is CodeForbidden. The
+// disable holds: EnableReversible refuses to undo it (FiberView.Held).
 func (k *Kernel) Disable(ctx context.Context, id string) error {
-	return k.setEnabled(ctx, id, false, false)
+	return k.setEnabled(ctx, id, toggle{})
 }
 
 // ForceDisable disables any fiber, system fibers included, for code that
@@ -62,11 +63,11 @@ func (k *Kernel) Disable(ctx context.Context, id string) error {
 // API or agent code. A system fiber comes back enabled at the next
 // Restore, which taints the kernel (TaintSystemDisableIgnored).
 func (k *Kernel) ForceDisable(ctx context.Context, id string) error {
-	return k.setEnabled(ctx, id, false, true)
+	return k.setEnabled(ctx, id, toggle{force: true})
 }
 
-func (k *Kernel) setEnabled(ctx context.Context, id string, enabled, force bool) error {
-	op := map[bool]string{true: "enable", false: "disable"}[enabled]
+func (k *Kernel) setEnabled(ctx context.Context, id string, t toggle) error {
+	op := map[bool]string{true: "enable", false: "disable"}[t.enabled]
 	ctx, err := k.lock(ctx, op)
 	if err != nil {
 		return err
@@ -78,16 +79,21 @@ func (k *Kernel) setEnabled(ctx context.Context, id string, enabled, force bool)
 	if f == nil {
 		return k.errf(CodeNotFound, op, id, "no such plugin")
 	}
-	if !enabled && !force && f.trust == TrustSystem {
+	if !t.enabled && !t.force && f.trust == TrustSystem {
 		return k.errf(CodeForbidden, op, id, "system plugins stay enabled; only agent plugins can be disabled")
 	}
-	event := map[bool]string{true: EventPluginEnabled, false: EventPluginDisabled}[enabled]
-	if err := k.appendEvent(ctx, event, id, nil); err != nil {
+	skip, err := k.checkReversible(f, t)
+	if skip || err != nil {
+		return err
+	}
+	event := map[bool]string{true: EventPluginEnabled, false: EventPluginDisabled}[t.enabled]
+	if err := k.appendEvent(ctx, event, id, t.data()); err != nil {
 		return err
 	}
 	k.reg.Lock()
-	f.enabled = enabled
-	if enabled && f.state == StateFailed {
+	f.enabled = t.enabled
+	f.reversible = t.reversible && !t.enabled
+	if t.enabled && f.state == StateFailed {
 		f.state, f.err = StateInactive, nil
 	}
 	k.reg.Unlock()
@@ -195,6 +201,17 @@ func (k *Kernel) isSystemID(id string) bool {
 	k.reg.RLock()
 	defer k.reg.RUnlock()
 	return k.systemIDs[id]
+}
+
+// mountTarget installs or replaces an agent fiber as the log's target
+// describes it (enabled or disabled, and whether its disable holds); the
+// caller holds k.mu.
+func (k *Kernel) mountTarget(ctx context.Context, t Target, code []byte) *fiber {
+	f := k.mount(ctx, t.Manifest, code, t.Enabled)
+	k.reg.Lock()
+	f.reversible = !t.Enabled && t.Reversible
+	k.reg.Unlock()
+	return f
 }
 
 // mount installs or replaces an agent fiber; the caller holds k.mu.

@@ -186,6 +186,9 @@ type Plugin struct {
 	Manifest Manifest
 	// Activate may be nil for a purely declarative plugin.
 	Activate ActivateFunc
+	// RestoreGuard, when set, vets the agent plugins Restore mounts again
+	// (see RestoreGuard). Only a system plugin's counts.
+	RestoreGuard RestoreGuard
 }
 
 // HashCode returns the content address of agent code: "sha256:" + hex digest.

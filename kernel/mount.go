@@ -56,7 +56,8 @@ func (k *Kernel) Commit(ctx context.Context, id, codeHash string) error {
 // Abort discards the staged mount of id with this code hash: it records
 // plugin/aborted with the reason, then puts back what the log has
 // committed for id (its previous version, enabled or disabled as it was),
-// or removes the plugin when nothing was. It returns the version put back,
+// or removes the plugin when nothing was (or what was is refused, as
+// Restore refuses it: see RestoreGuard). It returns the version put back,
 // or "". An error of the version put back (it failed to activate again)
 // is returned with it.
 func (k *Kernel) Abort(ctx context.Context, id, codeHash, reason string) (string, error) {
@@ -73,11 +74,15 @@ func (k *Kernel) Abort(ctx context.Context, id, codeHash, reason string) (string
 		return "", err
 	}
 	k.Fault(FaultAborted)
-	folded, err := k.readFold(ctx)
+	folded, events, err := k.readFold(ctx)
 	if err != nil {
 		return "", err
 	}
 	t, ok := folded.Targets[id]
+	if refused := k.vetRestore(events, map[string]Target{id: t}); ok && refused[id] != "" {
+		k.reportRefused(ctx, refused, folded.Targets)
+		ok = false
+	}
 	if !ok || !t.Installed || t.Trust != TrustAgent {
 		k.deactivateTree(ctx, f)
 		k.reg.Lock()
@@ -90,7 +95,7 @@ func (k *Kernel) Abort(ctx context.Context, id, codeHash, reason string) (string
 	if err != nil {
 		return "", err
 	}
-	return t.Manifest.Version, k.settleFor(ctx, k.mount(ctx, t.Manifest, code, t.Enabled))
+	return t.Manifest.Version, k.settleFor(ctx, k.mountTarget(ctx, t, code))
 }
 
 // stagedFiber returns id's fiber if it holds a staged mount of codeHash;

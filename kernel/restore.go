@@ -15,6 +15,10 @@ const restorePage = 1000
 // their code fetched from the blob store by hash; a staged install that was
 // never committed (the process stopped mid-mount) is closed with
 // plugin/aborted and ignored, so a plugin is either fully mounted or absent.
+// An agent install the log has no commit for (a hand-written row, or a log
+// written before commits, unless a RestoreGuard vouches for it) and one a
+// RestoreGuard refuses are left out and reported: a log line, the
+// plugin/restore_refused event and TaintRestoreRefused.
 // System plugins, which the composition root installs before calling
 // Restore, stay enabled whatever the log says (a log that says otherwise
 // taints the kernel with TaintSystemDisableIgnored), and are recorded as
@@ -27,7 +31,7 @@ func (k *Kernel) Restore(ctx context.Context) error {
 		return err
 	}
 	defer k.mu.Unlock()
-	folded, err := k.readFold(ctx)
+	folded, events, err := k.readFold(ctx)
 	if err != nil {
 		return err
 	}
@@ -35,9 +39,13 @@ func (k *Kernel) Restore(ctx context.Context) error {
 		return err
 	}
 	target := folded.Targets
+	refused := k.vetRestore(events, target)
+	k.reportRefused(ctx, refused, target)
 	ids := make([]string, 0, len(target))
 	for id := range target {
-		ids = append(ids, id)
+		if _, no := refused[id]; !no {
+			ids = append(ids, id)
+		}
 	}
 	slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(target[a].Seq, target[b].Seq) })
 	for _, id := range ids {
@@ -77,12 +85,13 @@ func (k *Kernel) abortStaged(ctx context.Context, staged map[string]Target) erro
 	return nil
 }
 
-func (k *Kernel) readFold(ctx context.Context) (Folded, error) {
+// readFold reads the whole log and folds it; it returns the events too.
+func (k *Kernel) readFold(ctx context.Context) (Folded, []Event, error) {
 	var all []Event
 	for after := int64(0); ; {
 		page, err := k.log.Read(ctx, after, restorePage)
 		if err != nil {
-			return Folded{}, k.wrapErr("restore", "", "read event log", err)
+			return Folded{}, nil, k.wrapErr("restore", "", "read event log", err)
 		}
 		all = append(all, page...)
 		if len(page) < restorePage {
@@ -92,9 +101,9 @@ func (k *Kernel) readFold(ctx context.Context) (Folded, error) {
 	}
 	folded, err := Fold(all)
 	if err != nil {
-		return Folded{}, k.wrapErr("restore", "", "fold event log", err)
+		return Folded{}, nil, k.wrapErr("restore", "", "fold event log", err)
 	}
-	return folded, nil
+	return folded, all, nil
 }
 
 // restoreOne applies one plugin's target; the caller holds k.mu.
@@ -116,7 +125,7 @@ func (k *Kernel) restoreOne(ctx context.Context, id string, t Target) error {
 	if err != nil {
 		return err
 	}
-	k.mount(ctx, t.Manifest, code, t.Enabled)
+	k.mountTarget(ctx, t, code)
 	return nil
 }
 

@@ -27,6 +27,10 @@ const (
 	// TaintSystemDisableIgnored: the event log said a system plugin was
 	// disabled; Restore kept it enabled.
 	TaintSystemDisableIgnored
+	// TaintRestoreRefused: the event log installs an agent plugin that was
+	// never committed, or that a RestoreGuard refused (one needing an
+	// approval the log does not have); Restore left it out.
+	TaintRestoreRefused
 )
 
 var taintNames = []struct {
@@ -39,6 +43,7 @@ var taintNames = []struct {
 	{TaintAutoApproval, "auto_approval"},
 	{TaintUndoFailed, "undo_failed"},
 	{TaintSystemDisableIgnored, "system_disable_ignored"},
+	{TaintRestoreRefused, "restore_refused"},
 }
 
 // String returns the flag's name.
