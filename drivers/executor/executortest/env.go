@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -41,6 +42,8 @@ type Service struct {
 	mu      sync.Mutex
 	calls   int
 	waiting chan struct{} // a "meet" call waiting for the next one
+	blocked chan struct{} // a "block" call started; made by chans
+	ended   chan error    // a "block" call ended: its context's error; made by chans
 }
 
 // Invoke implements kernel.Invoker.
@@ -67,6 +70,8 @@ func (s *Service) Invoke(ctx context.Context, method string, args []any) (any, e
 		return nil, errors.New("the service failed on purpose")
 	case "meet":
 		return s.meet(ctx)
+	case "block":
+		return s.block(ctx)
 	}
 	return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "no method " + method}
 }
@@ -90,6 +95,51 @@ func (s *Service) meet(ctx context.Context) (any, error) {
 	case <-ctx.Done():
 		return nil, fmt.Errorf("meet: nobody came: %w", ctx.Err())
 	}
+}
+
+// blockGuard bounds a "block" call whose context never ends, so that a
+// test of an executor that loses the context fails instead of hanging.
+const blockGuard = time.Minute
+
+// block waits until ctx ends, as a host function doing slow work that
+// honours its context does. It reports that it started on Blocked and
+// ctx's error on Unblocked (nil when ctx never ended and the guard did).
+func (s *Service) block(ctx context.Context) (any, error) {
+	blocked, ended := s.chans()
+	blocked <- struct{}{}
+	guard := time.NewTimer(blockGuard)
+	defer guard.Stop()
+	select {
+	case <-ctx.Done():
+		ended <- ctx.Err()
+		return nil, fmt.Errorf("block: %w", context.Cause(ctx))
+	case <-guard.C:
+		ended <- nil
+		return "the context never ended", nil
+	}
+}
+
+func (s *Service) chans() (blocked chan struct{}, ended chan error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.blocked == nil {
+		s.blocked, s.ended = make(chan struct{}, 16), make(chan error, 16)
+	}
+	return s.blocked, s.ended
+}
+
+// Blocked receives a value each time a "block" call starts.
+func (s *Service) Blocked() <-chan struct{} {
+	blocked, _ := s.chans()
+	return blocked
+}
+
+// Unblocked receives, each time a "block" call ends, the error of the
+// context it was given (context.DeadlineExceeded or context.Canceled), or
+// nil when that context never ended.
+func (s *Service) Unblocked() <-chan error {
+	_, ended := s.chans()
+	return ended
 }
 
 // Calls returns how many times the service was invoked.

@@ -22,7 +22,9 @@
 //     {"$fn": id};
 //   - every activation and call has a deadline: JavaScript still running when
 //     it passes is interrupted, and the call fails with ErrDeadline; the call
-//     stack depth is always bounded (Options.MaxCallStackSize);
+//     stack depth is always bounded (Options.MaxCallStackSize); the host
+//     calls it makes get the caller's context with that deadline, cancelled
+//     as soon as the activation or call ends;
 //   - after an interrupt or a stack overflow the unit is stopped: goja cannot
 //     run promise jobs again in a runtime whose async function was
 //     interrupted, so every later call fails, saying why;

@@ -336,3 +336,23 @@ func (c *child) Log(ctx context.Context, level, msg string) {
 	job, _ := ctx.Value(jobKey{}).(uint64)
 	_ = c.write(message{Op: opLog, Job: job, Level: level, Text: msg})
 }
+
+// ServeChildIf makes a program its own sandbox child: when the environment
+// variable env is "1" it serves one unit on stdin and stdout with the
+// limits the parent passed (ServeChild) and exits; otherwise it returns at
+// once. A test binary calls it first in TestMain and gives the executor
+// Options{Command: []string{os.Args[0]}, Env: []string{env + "=1"}}.
+func ServeChildIf(env string) {
+	if os.Getenv(env) != "1" {
+		return
+	}
+	opts, err := ChildOptionsFromEnv()
+	if err == nil {
+		err = ServeChild(context.Background(), os.Stdin, os.Stdout, opts)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}

@@ -36,6 +36,12 @@
 //   - the child never blocks on its output: what the pipe cannot take is
 //     written by a goroutine of its own while the child goes on reading;
 //   - a cap call of a call that has ended (cancelled, out of time) is
-//     refused, not served without its context;
+//     refused, not served without its context; one being served has its
+//     context end at the call's deadline, when the call's caller leaves or
+//     when the call returns, whichever comes first;
+//   - the children alive at once, warm ones included, stay within
+//     Options.MaxChildren and their memory limits within MemoryBudget, and
+//     those loaded for one requester (kernel.RequesterOf) within
+//     MaxChildrenPerRequester: past a bound Load is refused with ErrLimit;
 //   - errors.Is(err, goja.ErrDeadline) and goja.ErrClosed hold across the pipe.
 package isolated

@@ -2,6 +2,7 @@ package isolated
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -49,6 +50,20 @@ type Options struct {
 	// WarmIdle is how long the pool stays warm after the last Load.
 	// Default DefaultWarmIdle.
 	WarmIdle time.Duration
+	// MaxChildren bounds the sandbox processes alive at once, warm ones
+	// and the judge's trial units included; past it Load is refused with
+	// ErrLimit, and the pool keeps fewer warm. Default DefaultMaxChildren.
+	MaxChildren int
+	// MaxChildrenPerRequester bounds the units loaded at once for one
+	// requester, whom the load's context names (kernel.RequesterOf: the
+	// judge names who submitted the plugin). Loads that name nobody (a
+	// restore) count only in total. Default DefaultMaxChildrenPerRequester.
+	MaxChildrenPerRequester int
+	// MemoryBudget bounds the sum of the memory limits (MemoryLimit) of
+	// the children alive at once. Set it to what the kernel's pod can give
+	// its children, its memory limit less the kernel's own, so that the
+	// pod's limit is never what stops a child. Default DefaultMemoryBudget.
+	MemoryBudget int64
 }
 
 // Executor runs each agent plugin's unit in its own child process. It is
@@ -56,10 +71,14 @@ type Options struct {
 type Executor struct {
 	opts    Options
 	pool    *pool
+	budget  *budget
 	command []string
 	env     []string
 	config  config
 	wait    time.Duration // how long a request may go unanswered before the child is killed
+	// deadlineErr is the cause of a host call's context ending at its
+	// job's deadline, worded as the runtime words the job's own failure.
+	deadlineErr error
 }
 
 // New returns an executor with the given options.
@@ -94,26 +113,51 @@ func New(opts Options) (*Executor, error) {
 		EnvMemoryLimit + "=" + strconv.FormatInt(opts.MemoryLimit, 10),
 		EnvCPULimit + "=" + opts.CPULimit.String(),
 	}, opts.Env...)
-	if opts.WarmIdle <= 0 {
-		opts.WarmIdle = DefaultWarmIdle
-	}
+	opts.withBounds()
 	e := &Executor{
 		opts: opts, command: command, env: env,
 		config: config{Deadline: deadline, Grace: grace, MaxCallStackSize: rt.MaxCallStackSize,
 			MaxSourceBytes: lim.MaxBytes, MaxSourceNesting: lim.MaxNesting},
 		// The child answers every request by its own deadline, even when
 		// its JavaScript is stuck; one that does not is frozen.
-		wait: deadline + 2*grace,
+		wait:        deadline + 2*grace,
+		deadlineErr: fmt.Errorf("JavaScript did not finish within %s: %w", deadline, goja.ErrDeadline),
 	}
 	e.pool = &pool{e: e, want: opts.Warm, idle: opts.WarmIdle, refillIn: refillAfter}
+	e.budget = newBudget(opts)
 	return e, nil
 }
 
-// Load implements kernel.Executor: it starts a child and has it compile the
-// code. A failure to start or to compile closes the child.
+// withBounds fills in the defaults of the pool's and the budget's options.
+func (o *Options) withBounds() {
+	if o.WarmIdle <= 0 {
+		o.WarmIdle = DefaultWarmIdle
+	}
+	if o.MaxChildren <= 0 {
+		o.MaxChildren = DefaultMaxChildren
+	}
+	if o.MaxChildrenPerRequester <= 0 {
+		o.MaxChildrenPerRequester = DefaultMaxChildrenPerRequester
+	}
+	if o.MemoryBudget <= 0 {
+		o.MemoryBudget = DefaultMemoryBudget
+	}
+}
+
+// Load implements kernel.Executor: it starts a child, or takes a warm one,
+// and has it compile the code. A failure to start or to compile closes the
+// child. A load that would pass MaxChildren, MaxChildrenPerRequester or
+// MemoryBudget is refused with a kernel.Error (CodeConflict) that wraps
+// ErrLimit and names the bound.
 func (e *Executor) Load(ctx context.Context, b kernel.Bundle) (kernel.Unit, error) {
+	id, who := b.Manifest.ID, kernel.RequesterOf(ctx)
+	if err := e.budget.attribute(id, who); err != nil {
+		return nil, err
+	}
+	// From here on who's place is the lease's once a child carries it:
+	// closing the child gives it back.
 	if u := e.pool.take(); u != nil {
-		u.claim(b.Manifest.ID)
+		u.claim(id, who)
 		died, err := e.load(ctx, u, b)
 		if err == nil {
 			return u, nil
@@ -122,11 +166,19 @@ func (e *Executor) Load(ctx context.Context, b kernel.Bundle) (kernel.Unit, erro
 			return nil, err
 		}
 		// The pooled child died while it waited: start one.
+		if err := e.budget.attribute(id, who); err != nil {
+			return nil, err
+		}
 	}
-	u, err := e.start(b.Manifest.ID)
+	u, err := e.start(id)
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", b.Manifest.ID, err)
+		e.budget.unattribute(who)
+		if errors.Is(err, ErrLimit) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("load %s: %w", id, err)
 	}
+	u.claim(id, who)
 	if _, err := e.load(ctx, u, b); err != nil {
 		return nil, err
 	}
@@ -145,7 +197,21 @@ func (e *Executor) load(ctx context.Context, u *unit, b kernel.Bundle) (died boo
 	return false, nil
 }
 
+// start starts a child for plugin ("" for the pool), counted in the
+// budget until it is closed or exits.
 func (e *Executor) start(plugin string) (*unit, error) {
+	if err := e.budget.startChild(plugin); err != nil {
+		return nil, err
+	}
+	u, err := e.spawn(plugin)
+	if err != nil {
+		e.budget.endChild()
+		return nil, err
+	}
+	return u, nil
+}
+
+func (e *Executor) spawn(plugin string) (*unit, error) {
 	cmd := exec.Command(e.command[0], e.command[1:]...)
 	cmd.Env = e.env
 	// Stdin and stdout are pipes of our own: stdin is written with a
@@ -177,6 +243,7 @@ func (e *Executor) start(plugin string) (*unit, error) {
 	u := &unit{
 		plugin: plugin, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, conn: conn, tail: &stderrTail{},
 		wait: e.wait, logger: e.opts.Logger, pending: map[uint64]*request{}, exited: make(chan struct{}),
+		deadline: e.config.Deadline, deadlineErr: e.deadlineErr, lease: &lease{b: e.budget},
 		slots: make(chan struct{}, serveAtOnce), lead: make(chan struct{}, 1),
 	}
 	go u.watch(stderr)

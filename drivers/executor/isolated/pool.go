@@ -1,6 +1,7 @@
 package isolated
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
@@ -65,7 +66,9 @@ func (p *pool) top() {
 	p.mu.Lock()
 	missing := 0
 	if p.warm {
-		missing = max(p.want-len(p.ready)-p.starting, 0)
+		// Warm children count against the budget: the pool keeps no more
+		// than it has room for.
+		missing = max(min(p.want-len(p.ready)-p.starting, p.e.budget.room()), 0)
 	}
 	p.starting += missing
 	p.mu.Unlock()
@@ -81,6 +84,8 @@ func (p *pool) fill() {
 	defer p.mu.Unlock()
 	p.starting--
 	switch {
+	case errors.Is(err, ErrLimit):
+		// Loads took the room meanwhile: the pool keeps fewer warm.
 	case err != nil:
 		p.e.opts.Logger.Warn("Could not start a sandbox process ahead of need", "error", err)
 	case !p.warm:
@@ -118,11 +123,13 @@ func (u *unit) gone() bool {
 	return u.closed
 }
 
-// claim names the plugin a child taken from the pool now serves.
-func (u *unit) claim(plugin string) {
+// claim names the plugin a child now serves and the requester it was
+// loaded for, whose place in the budget its lease now carries.
+func (u *unit) claim(plugin, who string) {
 	u.mu.Lock()
 	u.plugin = plugin
 	u.mu.Unlock()
+	u.lease.claim(who)
 }
 
 // Ready reports how many children are started and waiting for a Load.

@@ -150,18 +150,42 @@ func (u *unit) deliver(m message) {
 // serveCounted serves a host call admitted in u.serving, once a slot is
 // free.
 func (u *unit) serveCounted(m message) {
-	u.slots <- struct{}{}
 	defer func() {
-		<-u.slots
 		u.mu.Lock()
 		u.serving--
 		u.mu.Unlock()
 	}()
+	if !u.takeSlot(m) {
+		return
+	}
+	defer func() { <-u.slots }()
 	u.serve(m)
 }
 
+// takeSlot waits for a free slot to serve m in. It gives up, answering m
+// with why, when the request m serves ends first: its host calls waiting
+// behind others' must not outlive it.
+func (u *unit) takeSlot(m message) bool {
+	u.mu.Lock()
+	req := u.pending[m.Job]
+	u.mu.Unlock()
+	if req == nil {
+		u.slots <- struct{}{} // serve refuses it
+		return true
+	}
+	ctx := req.hostContext()
+	select {
+	case u.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		_ = u.conn.send(failure(message{Reply: m.ID}, fmt.Errorf("cap call not served: %w", context.Cause(ctx))))
+		return false
+	}
+}
+
 // serve answers one host call of the child with the parent's HostBridge,
-// under the context of the request it serves.
+// under the host context of the request it serves: it ends at that
+// request's deadline, when its caller's context ends, or when it returns.
 func (u *unit) serve(m message) {
 	u.mu.Lock()
 	host := u.host
@@ -170,7 +194,7 @@ func (u *unit) serve(m message) {
 	ctx := context.Background()
 	switch {
 	case req != nil:
-		ctx = req.ctx
+		ctx = req.hostContext()
 	case m.Op != opLog:
 		// The request it serves has ended (cancelled, or out of time):
 		// nobody waits for what it would do.
@@ -206,6 +230,7 @@ func (u *unit) serve(m message) {
 func (u *unit) watch(stderr io.Reader) {
 	_, _ = io.Copy(u.tail, stderr)
 	waitErr := u.cmd.Wait()
+	u.lease.give()
 	u.mu.Lock()
 	if u.dead == nil && !u.closed {
 		u.dead = u.exitError(waitErr)

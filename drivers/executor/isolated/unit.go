@@ -37,6 +37,12 @@ type unit struct {
 	wait   time.Duration
 	logger *slog.Logger
 
+	// deadline bounds each request's host calls, as the child bounds the
+	// job they serve; deadlineErr is why their context ends then.
+	deadline    time.Duration
+	deadlineErr error
+	lease       *lease // the child's place in the executor's budget
+
 	lead  chan struct{} // holds a token while a request reads the child's messages
 	heard atomic.Int64  // when a message of the child was last read, in Unix nanoseconds
 
@@ -67,9 +73,44 @@ const serveAtOnce = 16
 // whoever leads; a host call that arrives while that goroutine is busy goes
 // to a worker.
 type request struct {
-	ctx   context.Context
-	reply chan message
-	host  chan message
+	ctx      context.Context // the caller's
+	deadline time.Time       // the job's, as the parent reckons it
+	cause    error           // why the host context ends at the deadline
+	reply    chan message
+	host     chan message
+
+	// hostCtx is what the request's host calls are served under: ctx with
+	// the job's deadline, cancelled when the request returns, so a host
+	// function stops when the call it serves has ended or its caller left.
+	// Made for the first host call (most requests make none).
+	hostMu     sync.Mutex
+	hostCtx    context.Context
+	hostCancel context.CancelFunc
+	ended      bool
+}
+
+// hostContext returns the context the request's host calls are served
+// under, making it on first use.
+func (r *request) hostContext() context.Context {
+	r.hostMu.Lock()
+	defer r.hostMu.Unlock()
+	if r.hostCtx == nil {
+		r.hostCtx, r.hostCancel = context.WithDeadlineCause(r.ctx, r.deadline, r.cause)
+		if r.ended {
+			r.hostCancel()
+		}
+	}
+	return r.hostCtx
+}
+
+// end cancels the request's host context, now or when it is made.
+func (r *request) end() {
+	r.hostMu.Lock()
+	defer r.hostMu.Unlock()
+	r.ended = true
+	if r.hostCancel != nil {
+		r.hostCancel()
+	}
 }
 
 // Activate implements kernel.Unit.
@@ -104,6 +145,7 @@ func (u *unit) Close() error {
 	if already {
 		return nil
 	}
+	u.lease.give()
 	_ = u.stdin.Close()
 	u.killProcess()
 	return nil
@@ -138,13 +180,17 @@ func (u *unit) roundTrip(ctx context.Context, m message) (message, error) {
 	m.ID = u.nextID
 	// host is unbuffered: a host call is handed over only to a goroutine
 	// that is waiting for one, never queued behind the one it is serving.
-	req := &request{ctx: ctx, reply: make(chan message, 1), host: make(chan message)}
+	// The child starts the job's deadline when it reads the message, so
+	// its host calls' context ends no later than the job does.
+	req := &request{ctx: ctx, deadline: time.Now().Add(u.deadline), cause: u.deadlineErr,
+		reply: make(chan message, 1), host: make(chan message)}
 	u.pending[m.ID] = req
 	u.mu.Unlock()
 	defer func() {
 		u.mu.Lock()
 		delete(u.pending, m.ID)
 		u.mu.Unlock()
+		req.end()
 	}()
 	if err := u.conn.send(m); err != nil {
 		return message{}, u.lost(err)
