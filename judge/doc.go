@@ -31,5 +31,12 @@
 //   - Pending never waits for a submission in flight;
 //   - every decision is in the event log (judge/* audit events) before it
 //     takes effect, pending approvals are rebuilt from it on activation, and
-//     resubmitting what is pending or mounted changes nothing.
+//     resubmitting what is pending or mounted changes nothing;
+//   - pending approvals are bounded: one per plugin id (a newer submission
+//     supersedes it), Policy.MaxPending in all, Policy.MaxPendingPerRequester
+//     per requester, Policy.MaxPendingBytes of manifest and code each;
+//   - a restart holds to the judge's decisions: as the kernel's RestoreGuard
+//     it refuses a sensitive plugin the log has no approval of (for its
+//     manifest and code), and vouches for installs from logs written before
+//     the kernel committed mounts only when its own judge/mounted names them.
 package judge

@@ -78,6 +78,14 @@ func fold(ctx context.Context, k *kernel.Kernel) (map[string]Approval, map[strin
 			if err := json.Unmarshal(e.Data, &a); err != nil {
 				return nil, nil, fmt.Errorf("fold event %d (%s): %w", e.Seq, e.Type, err)
 			}
+			// One pending approval per plugin: a log written before
+			// submissions superseded their plugin's every approval may
+			// hold several, and only the newest stays.
+			for id, old := range pending {
+				if old.PluginID == a.PluginID {
+					delete(pending, id)
+				}
+			}
 			pending[a.ID] = a
 		case EventApproved, EventDenied, EventSuperseded:
 			var d decisionEvent

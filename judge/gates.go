@@ -99,14 +99,17 @@ func findPoint(c kernel.Catalog, name string) *kernel.PointView {
 // scopes, and the sensitive points it declares. Only the declaration
 // counts; the kernel refuses any contribution beyond it, live and on
 // restore, whatever the code did on trial.
-func (j *Judge) sensitive(s *Submission) []string {
+func (j *Judge) sensitive(s *Submission) []string { return j.sensitiveManifest(s.Manifest) }
+
+// sensitiveManifest returns why a plugin declaring m needs a human.
+func (j *Judge) sensitiveManifest(m kernel.Manifest) []string {
 	var reasons []string
-	for _, scope := range s.Manifest.Scopes {
+	for _, scope := range m.Scopes {
 		if slices.Contains(j.opts.Policy.SensitiveScopes, scope) {
 			reasons = append(reasons, "scope "+scope)
 		}
 	}
-	for _, point := range s.Manifest.DeclaredPoints() {
+	for _, point := range m.DeclaredPoints() {
 		if slices.Contains(j.opts.Policy.SensitivePoints, point) {
 			reasons = append(reasons, "point "+point)
 		}

@@ -27,12 +27,31 @@ type Policy struct {
 	// MaxPending bounds the approvals waiting at once (each holds a plugin's
 	// manifest and code in memory, in the log and in every state read).
 	// Past it a sensitive submission is rejected until some are decided.
-	// Default DefaultMaxPending.
+	// Default DefaultMaxPending. A plugin id holds at most one pending
+	// approval whatever the limits: a newer submission supersedes it.
 	MaxPending int
+	// MaxPendingPerRequester bounds the approvals one requester (the
+	// credential, or the name it submits for) has waiting at once, so one
+	// caller cannot take every slot of MaxPending. Default
+	// DefaultMaxPendingPerRequester.
+	MaxPendingPerRequester int
+	// MaxPendingBytes bounds what one pending approval holds: its manifest
+	// (as JSON) and its code. A sensitive submission above it is rejected
+	// at the policy gate. Default DefaultMaxPendingBytes.
+	MaxPendingBytes int
 }
 
-// DefaultMaxPending is Policy.MaxPending's default.
-const DefaultMaxPending = 64
+// Defaults of the Policy's bounds on pending approvals. A pending approval
+// may hold any code the lint gate accepts (MaxSourceBytes) with a 64 KiB
+// manifest; the approvals waiting then hold at most 64 x 320 KiB = 20 MiB,
+// and one requester's at most 2.5 MiB. A plugin that mounts without a human
+// is bounded by the manifest gate instead (a 1 MiB manifest): it is not
+// kept in every state read.
+const (
+	DefaultMaxPending             = 64
+	DefaultMaxPendingPerRequester = 8
+	DefaultMaxPendingBytes        = MaxSourceBytes + 64<<10
+)
 
 // Options configure the judge.
 type Options struct {
@@ -107,9 +126,9 @@ func New(opts Options) *Judge {
 	if opts.Policy.SensitivePoints == nil {
 		opts.Policy.SensitivePoints = DefaultSensitivePoints
 	}
-	if opts.Policy.MaxPending <= 0 {
-		opts.Policy.MaxPending = DefaultMaxPending
-	}
+	opts.Policy.MaxPending = orDefault(opts.Policy.MaxPending, DefaultMaxPending)
+	opts.Policy.MaxPendingPerRequester = orDefault(opts.Policy.MaxPendingPerRequester, DefaultMaxPendingPerRequester)
+	opts.Policy.MaxPendingBytes = orDefault(opts.Policy.MaxPendingBytes, DefaultMaxPendingBytes)
 	if opts.GateTimeout <= 0 {
 		opts.GateTimeout = DefaultGateTimeout
 	}
@@ -124,12 +143,13 @@ func New(opts Options) *Judge {
 
 // Plugin returns the judge's system plugin: it defines Key, GatePoint and
 // InvariantPoint (all system-only), contributes the built-in gates and
-// provides the Service.
+// provides the Service. It is the kernel's RestoreGuard too (VetRestore).
 func (j *Judge) Plugin() kernel.Plugin {
 	return kernel.Plugin{
 		Manifest: kernel.Manifest{ID: ID, Version: "1", Description: "Gates, approves and mounts agent plugins",
 			Provide: []string{Key}},
-		Activate: j.activate,
+		Activate:     j.activate,
+		RestoreGuard: j,
 	}
 }
 
@@ -207,6 +227,14 @@ func (j *Judge) Pending() []Approval {
 		return slices.Clone(*list)
 	}
 	return []Approval{}
+}
+
+// orDefault returns n, or def when n is not positive.
+func orDefault(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
 }
 
 func cmpString(a, b string) int {

@@ -25,7 +25,8 @@ func (j *Judge) checkLoad(ctx context.Context, s *Submission) error {
 		return errors.New("no executor is configured for the load gate")
 	}
 	code := []byte(s.Code)
-	unit, err := j.opts.Executor.Load(ctx, kernel.Bundle{Manifest: s.Manifest, Code: code, CodeHash: s.CodeHash})
+	// The trial unit counts against the requester's share of the executor.
+	unit, err := j.opts.Executor.Load(kernel.WithRequester(ctx, s.RequestedBy), kernel.Bundle{Manifest: s.Manifest, Code: code, CodeHash: s.CodeHash})
 	if err != nil {
 		return err
 	}

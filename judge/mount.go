@@ -24,7 +24,7 @@ var FaultPoints = []string{FaultSubmitted, FaultGatesPassed, FaultInvariants, Fa
 // breaks an invariant is rolled back: the staged mount is aborted.
 func (j *Judge) mount(ctx context.Context, s *epoch, sub *Submission, approval string) (Verdict, error) {
 	m := sub.Manifest
-	if err := s.supersede(ctx, m.ID, sub.CodeHash); err != nil {
+	if err := s.supersede(ctx, m.ID); err != nil {
 		return Verdict{}, err
 	}
 	before := activeSystemFibers(s.api.Kernel)
@@ -32,7 +32,8 @@ func (j *Judge) mount(ctx context.Context, s *epoch, sub *Submission, approval s
 	if err != nil {
 		return j.reject(ctx, s, sub, refusal{GateMount, err.Error()})
 	}
-	err = s.api.Propose(ctx, kernel.Proposal{Manifest: m, Code: []byte(sub.Code), Auth: auth})
+	// The executor may bound what one requester holds (kernel.RequesterOf).
+	err = s.api.Propose(kernel.WithRequester(ctx, sub.RequestedBy), kernel.Proposal{Manifest: m, Code: []byte(sub.Code), Auth: auth})
 	if err != nil {
 		if !staged(s.api.Kernel, m.ID, sub.CodeHash) {
 			// Refused before anything changed (a reserved id, say).

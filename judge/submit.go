@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -26,6 +24,12 @@ func (j *Judge) Submit(ctx context.Context, m kernel.Manifest, code, requestedBy
 			Reason: "needs approval: " + joinReasons(a.Reasons), ApprovalID: a.ID}, nil
 	}
 	if s.isMounted(m.ID, key, sub.CodeHash) {
+		// The newest request for this plugin is what runs: other code
+		// waiting for a human (say, the agent's change a person just
+		// reverted) is superseded, as a new submission's would be.
+		if err := s.supersede(ctx, m.ID); err != nil {
+			return Verdict{}, err
+		}
 		return Verdict{Status: StatusMounted, PluginID: m.ID, Version: m.Version, CodeHash: sub.CodeHash, Gate: GateMount}, nil
 	}
 	if err := s.record(ctx, EventSubmitted, m.ID, submittedEvent{Version: m.Version, CodeHash: sub.CodeHash, RequestedBy: requestedBy}); err != nil {
@@ -77,17 +81,17 @@ func (j *Judge) reject(ctx context.Context, s *epoch, sub *Submission, r refusal
 }
 
 // park records a pending approval; older approvals for the same plugin are
-// superseded by it.
+// superseded by it, so a plugin id has at most one. The policy's bounds on
+// pending approvals refuse it first (see parkRefusal).
 func (j *Judge) park(ctx context.Context, s *epoch, sub *Submission, reasons []string) (Verdict, error) {
 	m := sub.Manifest
 	a := Approval{ID: approvalID(m.ID, submissionKey(m, sub.CodeHash)), PluginID: m.ID, Version: m.Version,
 		CodeHash: sub.CodeHash, Manifest: m, Code: sub.Code, RequestedBy: sub.RequestedBy, Reasons: reasons,
 		Requested: j.opts.Now().UTC()}
-	if n := s.pendingOthers(m.ID); n >= j.opts.Policy.MaxPending {
-		return j.reject(ctx, s, sub, refusal{GatePolicy, fmt.Sprintf(
-			"needs approval, but %d approvals are already waiting, the most the policy allows: decide some first", n)})
+	if reason := j.parkRefusal(s, sub); reason != "" {
+		return j.reject(ctx, s, sub, refusal{GatePolicy, reason})
 	}
-	if err := s.supersede(ctx, m.ID, sub.CodeHash); err != nil {
+	if err := s.supersede(ctx, m.ID); err != nil {
 		return Verdict{}, err
 	}
 	if err := s.record(ctx, EventPending, m.ID, a); err != nil {
@@ -158,31 +162,6 @@ func (j *Judge) decision(id, decidedBy, codeHash string) (*epoch, Approval, erro
 			Message: fmt.Sprintf("approval %s is for code %s, not %s", id, a.CodeHash, codeHash)}
 	}
 	return s, a, nil
-}
-
-// pendingOthers counts the approvals pending for plugins other than plugin
-// (whose own a new submission supersedes).
-func (s *epoch) pendingOthers(plugin string) int {
-	n := 0
-	for _, a := range s.pending {
-		if a.PluginID != plugin {
-			n++
-		}
-	}
-	return n
-}
-
-// supersede closes the plugin's other pending approvals.
-func (s *epoch) supersede(ctx context.Context, plugin, codeHash string) error {
-	for _, id := range slices.Sorted(maps.Keys(s.pending)) {
-		if a := s.pending[id]; a.PluginID == plugin && a.CodeHash != codeHash {
-			if err := s.record(ctx, EventSuperseded, plugin, decisionEvent{ApprovalID: id, CodeHash: a.CodeHash, DecidedBy: "a newer submission"}); err != nil {
-				return err
-			}
-			s.setPending(id, nil)
-		}
-	}
-	return nil
 }
 
 // isMounted reports whether the judge mounted exactly this submission and

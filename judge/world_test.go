@@ -2,7 +2,6 @@ package judge_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -17,17 +16,7 @@ import (
 
 // TestMain lets this test binary be the isolated executor's child.
 func TestMain(m *testing.M) {
-	if os.Getenv("SMS_JUDGE_TEST_CHILD") == "1" {
-		opts, err := isolated.ChildOptionsFromEnv()
-		if err == nil {
-			err = isolated.ServeChild(context.Background(), os.Stdin, os.Stdout, opts)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "sandbox:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	isolated.ServeChildIf("SMS_JUDGE_TEST_CHILD")
 	os.Exit(m.Run())
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
 // Names of the built-in tools.
@@ -43,14 +44,23 @@ func (s *service) builtins() []Tool {
 	}
 }
 
-// submit is plugin_define: the plugin goes to the judge, the verdict back to the model.
+// submit is plugin_define: the plugin goes to the judge, the verdict back
+// to the model. A plugin an admin disabled is not defined anew (which would
+// enable it) for a caller without the admin scope.
 func (s *service) submit(ctx context.Context, input map[string]any) (any, error) {
+	c := callerOf(ctx)
+	if err := c.allow(toolDefine); err != nil {
+		return nil, err
+	}
 	raw, err := json.Marshal(input)
 	if err != nil {
 		return nil, fmt.Errorf("encode the plugin: %w", err)
 	}
 	p, err := judge.DecodePlugin(raw)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.allowHeld(c, toolDefine, p.Manifest.ID); err != nil {
 		return nil, err
 	}
 	return s.judge.Submit(ctx, p.Manifest, p.Code, Requester)
@@ -66,7 +76,10 @@ type pluginInfo struct {
 	Error   string       `json:"error,omitempty"`
 }
 
-func (s *service) list(context.Context, map[string]any) (any, error) {
+func (s *service) list(ctx context.Context, _ map[string]any) (any, error) {
+	if err := callerOf(ctx).allow(toolList); err != nil {
+		return nil, err
+	}
 	var out []pluginInfo
 	for _, f := range s.k.Fibers() {
 		out = append(out, pluginInfo{ID: f.ID, Version: f.Version, Trust: f.Trust, Enabled: f.Enabled, State: f.State, Error: f.Error})
@@ -76,9 +89,16 @@ func (s *service) list(context.Context, map[string]any) (any, error) {
 
 // uninstall is plugin_uninstall: an agent plugin leaves the kernel.
 func (s *service) uninstall(ctx context.Context, input map[string]any) (any, error) {
+	c := callerOf(ctx)
 	id, _ := input["id"].(string)
+	if err := c.allow(toolRemove); err != nil {
+		return nil, err
+	}
 	if !strings.HasPrefix(id, judge.AgentPrefix) {
 		return nil, fmt.Errorf("only agent plugins (%s*) can be uninstalled here", judge.AgentPrefix)
+	}
+	if err := s.allowHeld(c, toolRemove, id); err != nil {
+		return nil, err
 	}
 	if err := s.k.Uninstall(ctx, id, false); err != nil {
 		return nil, err
@@ -86,22 +106,37 @@ func (s *service) uninstall(ctx context.Context, input map[string]any) (any, err
 	return map[string]any{"id": id, "uninstalled": true}, nil
 }
 
+// toggle is plugin_enable and plugin_disable. A caller with the admin
+// scope toggles as the admin API does; another one's disable is reversible
+// and its enable cannot undo a disable that holds (kernel.EnableReversible).
 func (s *service) toggle(enable bool) ToolFunc {
+	tool := map[bool]string{true: toolEnable, false: toolDisable}[enable]
 	return func(ctx context.Context, input map[string]any) (any, error) {
+		c := callerOf(ctx)
+		if err := c.allow(tool); err != nil {
+			return nil, err
+		}
 		id, _ := input["id"].(string)
 		if !strings.HasPrefix(id, judge.AgentPrefix) {
 			return nil, fmt.Errorf("only agent plugins (%s*) can be enabled or disabled here", judge.AgentPrefix)
 		}
-		var err error
-		if enable {
-			err = s.k.Enable(ctx, id)
-		} else {
-			err = s.k.Disable(ctx, id)
-		}
-		if err != nil {
+		if err := s.setEnabled(ctx, c, id, enable); err != nil {
 			return nil, err
 		}
 		v, _ := s.k.Fiber(id)
 		return pluginInfo{ID: v.ID, Version: v.Version, Trust: v.Trust, Enabled: v.Enabled, State: v.State, Error: v.Error}, nil
 	}
+}
+
+func (s *service) setEnabled(ctx context.Context, c caller, id string, enable bool) error {
+	admin := c.has(smshttp.ScopeAdmin)
+	switch {
+	case enable && admin:
+		return s.k.Enable(ctx, id)
+	case enable:
+		return s.k.EnableReversible(ctx, id)
+	case admin:
+		return s.k.Disable(ctx, id)
+	}
+	return s.k.DisableReversibly(ctx, id, c.Name)
 }

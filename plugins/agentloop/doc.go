@@ -12,5 +12,9 @@
 //   - a turn makes at most MaxSteps model calls;
 //   - every finished turn appends a chat/turn audit event;
 //   - the agent defines plugins only through the judge, and enables or
-//     disables agent plugins only.
+//     disables agent plugins only;
+//   - the agent acts as its user: a built-in tool needs the scope its admin
+//     API route needs, from the chat request's principal, and a caller
+//     without the admin scope cannot undo an admin's disable (its own
+//     disables are reversible, kernel.DisableReversibly).
 package agentloop

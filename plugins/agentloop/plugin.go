@@ -9,6 +9,7 @@ import (
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
 // defaultIdentity opens the system prompt when Options.Identity is empty.
@@ -18,8 +19,11 @@ const defaultIdentity = "You are the operator of a plugin kernel: you answer the
 // defines Key and the tool and prompt points, and provides the Service.
 func Plugin(opts Options) kernel.Plugin {
 	return kernel.Plugin{
+		// The http plugin is optional: the agent reads the caller (a
+		// principal the http plugin put in the turn's context) to act with
+		// its rights, and runs without it.
 		Manifest: kernel.Manifest{ID: PluginID, Version: "1", Inject: []string{contracts.ModelKey, judge.Key},
-			Provide: []string{Key}, Description: "The chat agent: a model in a tool-use loop"},
+			Optional: []string{smshttp.Key}, Provide: []string{Key}, Description: "The chat agent: a model in a tool-use loop"},
 		Activate: func(_ context.Context, c *kernel.Context) error { return activate(c, opts) },
 	}
 }
