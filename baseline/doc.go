@@ -13,5 +13,8 @@
 //     there before;
 //   - Handler always dispatches to the http plugin active at the time of the
 //     request, so a re-activated http plugin is served without a restart;
-//   - Close closes what New opened, once.
+//   - Close closes what New opened, once;
+//   - Serve bounds every listener: header, read, write and idle timeouts
+//     (streams exempt) and at most ServeOptions.MaxConnections connections
+//     held at once.
 package baseline

@@ -16,7 +16,8 @@ import (
 	"github.com/sms-baseline/sms/drivers/store/sqlite"
 )
 
-// ServeOptions configure Serve.
+// ServeOptions configure Serve. The timeouts and the connection bound hold
+// on every listener; zero takes the default.
 type ServeOptions struct {
 	// TickEvery is how often the scheduler is ticked. Default one second.
 	TickEvery time.Duration
@@ -27,24 +28,73 @@ type ServeOptions struct {
 	// serves every route, and the main listener serves every route but the
 	// admin API's (/healthz and /readyz answer on both). Serve owns it.
 	Admin net.Listener
+	// ReadHeaderTimeout bounds reading a request's headers (on a new
+	// connection, from its start; waiting between requests is
+	// IdleTimeout's). Default DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included; net/http
+	// lifts it once the request is read, so a handler that runs longer
+	// keeps its context. Default DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds a request from the end of its headers to the end
+	// of its response. Streams (server-sent events) are exempt: each of
+	// their writes is bounded by http.StreamWriteTimeout instead. Default
+	// DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// IdleTimeout is how long a keep-alive connection may wait for its next
+	// request before it is closed. Default DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxConnections bounds the connections each listener holds at once.
+	// Past it a connection is not accepted until one closes: it waits in
+	// the operating system's listen queue and holds no file descriptor of
+	// the process. Default DefaultMaxConnections.
+	MaxConnections int
+}
+
+// The defaults of ServeOptions.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 2 * time.Minute // a POST /api/chat turn answers within it; longer ones use the stream
+	DefaultIdleTimeout       = 30 * time.Second
+	DefaultMaxConnections    = 512
+)
+
+func (o ServeOptions) withDefaults() ServeOptions {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.TickEvery, time.Second)
+	def(&o.ShutdownTimeout, 10*time.Second)
+	def(&o.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&o.ReadTimeout, DefaultReadTimeout)
+	def(&o.WriteTimeout, DefaultWriteTimeout)
+	def(&o.IdleTimeout, DefaultIdleTimeout)
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	return o
+}
+
+// server returns an http.Server of h with opts' timeouts.
+func (o ServeOptions) server(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout,
+		WriteTimeout: o.WriteTimeout, IdleTimeout: o.IdleTimeout}
 }
 
 // Serve serves b on ln and ticks its scheduler until ctx is done, then
 // stops accepting requests and waits for those in flight. It does not close
 // b: the caller closes the store after Serve returns.
 func (b *Baseline) Serve(ctx context.Context, ln net.Listener, opts ServeOptions) error {
-	if opts.TickEvery <= 0 {
-		opts.TickEvery = time.Second
-	}
-	if opts.ShutdownTimeout <= 0 {
-		opts.ShutdownTimeout = 10 * time.Second
-	}
-	servers := []*http.Server{{Handler: b, ReadHeaderTimeout: 10 * time.Second}}
-	listeners := []net.Listener{ln}
+	opts = opts.withDefaults()
+	servers := []*http.Server{opts.server(b)}
+	listeners := []net.Listener{limitListener(ln, opts.MaxConnections)}
 	if opts.Admin != nil {
 		servers[0].Handler = http.HandlerFunc(b.serveApp)
-		servers = append(servers, &http.Server{Handler: b, ReadHeaderTimeout: 10 * time.Second})
-		listeners = append(listeners, opts.Admin)
+		servers = append(servers, opts.server(b))
+		listeners = append(listeners, limitListener(opts.Admin, opts.MaxConnections))
 	}
 	served := make(chan error, len(servers))
 	for i, srv := range servers {

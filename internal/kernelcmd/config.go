@@ -1,6 +1,9 @@
 package kernelcmd
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Config is everything `manager kernel` is told on its command line. The
 // kubernetes runtime turns it into a container's arguments with Args; the
@@ -22,6 +25,9 @@ type Config struct {
 	// AdminListen, when set, serves the admin API on its own address; Listen
 	// then serves the application's routes only.
 	AdminListen string
+	// MaxConnections bounds the connections each listener holds at once
+	// (baseline.ServeOptions.MaxConnections); zero takes its default.
+	MaxConnections int
 	// Executor is isolated or goja.
 	Executor string
 	// Model chooses the chat agent's model; a zero Model means none.
@@ -72,6 +78,9 @@ func (c Config) Args() []string {
 	add("admin-token-file", c.TokenFile, "")
 	add("token-auth-file", c.TokenAuthFile, "")
 	add("admin-listen", c.AdminListen, "")
+	if c.MaxConnections != 0 {
+		args = append(args, "--max-connections="+strconv.Itoa(c.MaxConnections))
+	}
 	add("executor", c.Executor, Defaults.Executor)
 	add("model", c.Model.Provider, "")
 	add("model-name", c.Model.Name, "")

@@ -17,6 +17,7 @@ var full = Config{
 	TokenFile:       "/var/run/sms/token",
 	TokenAuthFile:   "/var/run/sms/tokens.csv",
 	AdminListen:     "0.0.0.0:9001",
+	MaxConnections:  64,
 	Executor:        "goja",
 	Model:           Model{Provider: "openaicompat", Name: "llama3", BaseURL: "http://ollama:11434/v1", Script: "/etc/sms/turns.json", KeyFile: "/var/run/sms/model-key"},
 	AutoApprove:     true,

@@ -1,10 +1,12 @@
 package kernelcmd
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/judge"
 )
 
@@ -19,6 +21,7 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.TokenFile, "admin-token-file", Defaults.TokenFile, "file holding the admin bearer token, which has every scope (default: admin API open)")
 	fs.StringVar(&c.TokenAuthFile, "token-auth-file", Defaults.TokenAuthFile, `file of scoped credentials, one token,name,"read,chat,approve,admin" line each`)
 	fs.StringVar(&c.AdminListen, "admin-listen", Defaults.AdminListen, "serve the admin API on this address of its own; --listen then serves the application's routes only")
+	fs.IntVar(&c.MaxConnections, "max-connections", Defaults.MaxConnections, "connections each listener holds at once; past it new ones wait until one closes (default "+strconv.Itoa(baseline.DefaultMaxConnections)+")")
 	fs.StringVar(&c.Executor, "executor", Defaults.Executor, "where agent code runs: isolated (child processes with OS limits) or goja (in process)")
 	fs.StringVar(&c.Model.Provider, "model", Defaults.Model.Provider, "the chat agent's model: scripted, anthropic, openai or openaicompat (default: no chat agent)")
 	fs.StringVar(&c.Model.Name, "model-name", Defaults.Model.Name, "the provider's model name")

@@ -66,7 +66,11 @@ func Run(ctx context.Context, c Config, ln net.Listener, logger *slog.Logger) er
 		logger = slog.New(slog.DiscardHandler)
 	}
 	c = c.withDefaults()
-	b, err := Start(ctx, c, logger)
+	var b *baseline.Baseline
+	err := checkServe(c)
+	if err == nil {
+		b, err = Start(ctx, c, logger)
+	}
 	if err != nil {
 		if ln != nil {
 			err = errors.Join(err, ln.Close())
@@ -87,9 +91,17 @@ func Run(ctx context.Context, c Config, ln net.Listener, logger *slog.Logger) er
 	}
 	logger.Info("Kernel serving", "kernel", c.Name, "addr", ln.Addr().String(), "store", redact(c.Store),
 		"executor", c.Executor, "auth", map[bool]string{true: "token", false: "open"}[c.TokenFile != "" || c.TokenAuthFile != ""])
-	err = b.Serve(ctx, ln, baseline.ServeOptions{Admin: admin})
+	err = b.Serve(ctx, ln, baseline.ServeOptions{Admin: admin, MaxConnections: c.MaxConnections})
 	logger.Info("Kernel stopped", "kernel", c.Name)
 	return errors.Join(err, b.Close())
+}
+
+// checkServe checks the fields only Run uses.
+func checkServe(c Config) error {
+	if c.MaxConnections < 0 {
+		return fmt.Errorf("--max-connections %d: want a positive number, or 0 for the default", c.MaxConnections)
+	}
+	return nil
 }
 
 // withDefaults fills the empty fields that have a default, so a Config

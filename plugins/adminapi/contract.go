@@ -10,4 +10,18 @@ type Options struct {
 	// Ready reports whether the server is ready to serve; nil means ready
 	// once the plugin is active.
 	Ready func() error
+	// MaxStreamsPerCredential bounds the event streams one credential (or,
+	// with the API open, all anonymous callers together) holds open at
+	// once; past it GET /api/events/stream is a 429. Default
+	// DefaultMaxStreamsPerCredential.
+	MaxStreamsPerCredential int
+	// MaxStreams bounds the event streams open at once in the kernel.
+	// Default DefaultMaxStreams.
+	MaxStreams int
 }
+
+// The defaults of Options.
+const (
+	DefaultMaxStreamsPerCredential = 16
+	DefaultMaxStreams              = 256
+)

@@ -13,9 +13,6 @@ import (
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
-// streamPoll is how often the event stream looks for new events.
-const streamPoll = 200 * time.Millisecond
-
 // StreamKeepalive is the longest the event stream stays silent by
 // default: when no event came for that long it sends a comment line, so a
 // client can tell a quiet kernel from a hung one by a read deadline of a
@@ -37,8 +34,9 @@ func keepalive(r *smshttp.Request) (time.Duration, error) {
 }
 
 // stream serves the event log as server-sent events, one "data:" frame per
-// event with its sequence number as the id, until the client goes away.
-func (a *admin) stream(_ context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+// event with its sequence number as the id, until the client goes away. It
+// counts against the caller's and the kernel's stream limits.
+func (a *admin) stream(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
 	after, limit, err := eventPage(r)
 	if err != nil {
 		return nil, err
@@ -50,7 +48,14 @@ func (a *admin) stream(_ context.Context, r *smshttp.Request) (*smshttp.Response
 	if err != nil {
 		return nil, err
 	}
-	return &smshttp.Response{Stream: func(w http.ResponseWriter) { a.pump(r.Raw.Context(), w, streamPage{after, limit, every}) }}, nil
+	release, err := a.streams.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &smshttp.Response{Stream: func(w http.ResponseWriter) {
+		defer release()
+		a.pump(r.Raw.Context(), w, streamPage{after, limit, every})
+	}}, nil
 }
 
 // streamPage is where a stream starts, how many events it reads at once,
@@ -61,8 +66,11 @@ type streamPage struct {
 	keepalive time.Duration
 }
 
+// pump writes events as they are appended. It reads the log once, then
+// sleeps until the kernel appends an event (kernel.Appended) or the
+// keepalive period passes, so a quiet stream costs no work; it also reads
+// on each keepalive, in case another writer appended to the log.
 func (a *admin) pump(ctx context.Context, w http.ResponseWriter, p streamPage) {
-	after, limit := p.after, p.limit
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -72,37 +80,50 @@ func (a *admin) pump(ctx context.Context, w http.ResponseWriter, p streamPage) {
 		}
 	}
 	flush()
-	tick := time.NewTicker(streamPoll)
-	defer tick.Stop()
-	wrote := time.Now()
+	quiet := time.NewTimer(p.keepalive)
+	defer quiet.Stop()
 	for {
-		events, err := a.k.Events(ctx, after, limit)
+		appended := a.k.Appended() // before the read, so no append between the two is missed
+		n, err := a.send(ctx, w, &p)
 		if err != nil {
 			return // the client went away, or the log failed: the client reconnects with Last-Event-ID
 		}
-		if len(events) == 0 && time.Since(wrote) >= p.keepalive {
-			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
-				return
-			}
-			wrote = time.Now()
+		if n > 0 {
+			flush()
+			quiet.Reset(p.keepalive)
 		}
-		if len(events) > 0 {
-			wrote = time.Now()
+		if n == p.limit {
+			continue // a full page: more may wait
 		}
-		for _, e := range events {
-			raw, _ := json.Marshal(e)
-			if _, err := fmt.Fprintf(w, "id: %d\ndata: %s\n\n", e.Seq, raw); err != nil {
-				return // the client went away
-			}
-			after = e.Seq
-		}
-		flush()
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-appended:
+		case <-quiet.C:
+			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
+				return
+			}
+			flush()
+			quiet.Reset(p.keepalive)
 		}
 	}
+}
+
+// send writes the events after p.after, at most p.limit of them, and moves
+// p.after past them. It answers how many it wrote.
+func (a *admin) send(ctx context.Context, w http.ResponseWriter, p *streamPage) (int, error) {
+	events, err := a.k.Events(ctx, p.after, p.limit)
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range events {
+		raw, _ := json.Marshal(e)
+		if _, err := fmt.Fprintf(w, "id: %d\ndata: %s\n\n", e.Seq, raw); err != nil {
+			return 0, err // the client went away
+		}
+		p.after = e.Seq
+	}
+	return len(events), nil
 }
 
 func (a *admin) ready(context.Context, *smshttp.Request) (*smshttp.Response, error) {

@@ -24,12 +24,13 @@ func Plugin(opts Options) kernel.Plugin {
 
 // admin is one activation of the admin API.
 type admin struct {
-	k     *kernel.Kernel
-	judge judge.Service
-	http  smshttp.Service
-	opts  Options
-	ctx   *kernel.Context // reads the optional collections and agent keys when asked
-	cache stateCache
+	k       *kernel.Kernel
+	judge   judge.Service
+	http    smshttp.Service
+	opts    Options
+	ctx     *kernel.Context // reads the optional collections and agent keys when asked
+	cache   stateCache
+	streams *streamLimits
 }
 
 func activate(c *kernel.Context, opts Options) error {
@@ -41,7 +42,7 @@ func activate(c *kernel.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	a := &admin{k: c.Kernel().Kernel, judge: j, http: h, opts: opts, ctx: c}
+	a := &admin{k: c.Kernel().Kernel, judge: j, http: h, opts: opts, ctx: c, streams: newStreamLimits(opts)}
 	for _, r := range a.routes() {
 		if _, err := c.Contribute(smshttp.RoutePoint, r); err != nil {
 			return err

@@ -74,6 +74,14 @@ func (a *admin) submit(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	if err != nil {
 		return nil, err
 	}
+	// A new mount is enabled: over a plugin an admin disabled, it would
+	// undo that decision, which needs the admin scope.
+	if who := smshttp.PrincipalFrom(ctx); who.Authenticated && !who.Has(smshttp.ScopeAdmin) {
+		if f, ok := a.k.Fiber(p.Manifest.ID); ok && f.Held {
+			return nil, smshttp.Errorf(smshttp.KindForbidden, fmt.Sprintf(
+				"%s was disabled by an admin: submitting it anew would enable it, which needs the admin scope", p.Manifest.ID))
+		}
+	}
 	v, err := a.judge.Submit(ctx, p.Manifest, p.Code, by)
 	if err != nil {
 		return nil, err

@@ -71,31 +71,16 @@ func hashCredentials(list []Credential) []credential {
 var credentialHeaders = []string{"authorization", "proxy-authorization", "cookie"}
 
 // forAgent returns the request as an agent handler receives it: no
-// credential headers, and no header or query value that holds a
-// configured token. Raw never crosses to agent code.
+// credential headers (serve has refused a request holding a configured
+// token anywhere else). Raw never crosses to agent code.
 func (s *server) forAgent(r *Request) *Request {
 	out := *r
 	out.Raw = nil
 	out.Headers = make(map[string]string, len(r.Headers))
 	for k, v := range r.Headers {
-		if !slices.Contains(credentialHeaders, k) && !s.holdsToken(v) {
+		if !slices.Contains(credentialHeaders, k) {
 			out.Headers[k] = v
 		}
 	}
-	out.Query = make(map[string]string, len(r.Query))
-	for k, v := range r.Query {
-		if !s.holdsToken(v) {
-			out.Query[k] = v
-		}
-	}
 	return &out
-}
-
-func (s *server) holdsToken(v string) bool {
-	for _, c := range s.creds {
-		if strings.Contains(v, c.Token) {
-			return true
-		}
-	}
-	return false
 }

@@ -117,7 +117,11 @@ const (
 	KindNotFound   Kind = "not_found"
 	KindConflict   Kind = "conflict"
 	KindTooLarge   Kind = "too_large"
-	KindInternal   Kind = "internal"
+	// KindTooMany refuses a request past a limit on how many of something
+	// may run at once (event streams per credential, say); the message
+	// names the limit. Retry once one has ended.
+	KindTooMany  Kind = "too_many"
+	KindInternal Kind = "internal"
 )
 
 // Status returns the HTTP status of the kind.
@@ -135,6 +139,8 @@ func (k Kind) Status() int {
 		return http.StatusConflict
 	case KindTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case KindTooMany:
+		return http.StatusTooManyRequests
 	default:
 		return http.StatusInternalServerError
 	}

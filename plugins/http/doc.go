@@ -22,6 +22,10 @@
 //     credential holding it (401 without one, 403 with another), and every
 //     system route under /api has a Scope;
 //   - agent handlers never see credentials: no Authorization,
-//     Proxy-Authorization or Cookie header, no header or query value holding
-//     a configured token; CallerKey tells agent code who calls, with no secret.
+//     Proxy-Authorization or Cookie header, and a request holding a
+//     configured token anywhere else (path, query, other headers, body) is
+//     refused with 400 before the handler runs; CallerKey tells agent code
+//     who calls, with no secret;
+//   - a Stream response outlives the server's read and write timeouts, but
+//     each of its writes is bounded by StreamWriteTimeout.
 package http

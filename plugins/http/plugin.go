@@ -27,7 +27,8 @@ func Plugin(opts Options) kernel.Plugin {
 
 func activate(c *kernel.Context, opts Options) error {
 	api := c.Kernel()
-	s := &server{routes: &table{}, logger: c.Logger(), creds: hashCredentials(opts.Credentials),
+	creds := hashCredentials(opts.Credentials)
+	s := &server{routes: &table{}, logger: c.Logger(), creds: creds, finders: newTokenFinders(creds),
 		reserved: newReservations(), auths: map[string]Authenticator{}}
 	system := func(plugin string) bool {
 		v, ok := api.Fiber(plugin)

@@ -17,6 +17,7 @@ type server struct {
 	routes   *table
 	logger   *slog.Logger
 	creds    []credential
+	finders  tokenFinders // the creds' tokens, to keep them from agent routes
 	reserved *reservations
 
 	mu    sync.RWMutex
@@ -56,7 +57,10 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, admin bool) {
 		WriteError(w, err)
 		return
 	}
-	body, err := readBody(r)
+	raw, body, err := readBody(r)
+	if err == nil && !rt.system {
+		err = s.finders.refuseTokens(r, raw, body)
+	}
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -88,27 +92,28 @@ func call(ctx context.Context, rt *route, req *Request) (resp *Response, err err
 	return rt.handler(ctx, req)
 }
 
-// readBody reads at most MaxBodyBytes and decodes JSON bodies.
-func readBody(r *http.Request) (any, error) {
+// readBody reads at most MaxBodyBytes and decodes JSON bodies. It returns
+// the body as read and as decoded.
+func readBody(r *http.Request) ([]byte, any, error) {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
-		return nil, Errorf(KindValidation, "read request body: "+err.Error())
+		return nil, nil, Errorf(KindValidation, "read request body: "+err.Error())
 	}
 	if len(raw) > MaxBodyBytes {
-		return nil, Errorf(KindTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxBodyBytes))
+		return nil, nil, Errorf(KindTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxBodyBytes))
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil
+		return raw, nil, nil
 	}
 	ct := r.Header.Get("Content-Type")
 	if ct != "" && !strings.Contains(ct, "json") {
-		return string(raw), nil
+		return raw, string(raw), nil
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, Errorf(KindValidation, "request body is not valid JSON: "+err.Error())
+		return nil, nil, Errorf(KindValidation, "request body is not valid JSON: "+err.Error())
 	}
-	return v, nil
+	return raw, v, nil
 }
 
 func firsts(m map[string][]string) map[string]string {
@@ -137,7 +142,7 @@ func writeResponse(w http.ResponseWriter, resp *Response) error {
 		w.Header().Set(k, v)
 	}
 	if resp.Stream != nil {
-		resp.Stream(w)
+		stream(w, resp.Stream)
 		return nil
 	}
 	switch b := resp.Body.(type) {

@@ -43,14 +43,16 @@ func TestHostileAdminShadowing(t *testing.T) {
 	})
 }
 
-// Class 2: with --admin-listen the admin API answers only on its own
-// listener; the application listener serves the application's routes and
-// the probes. Seen failing with serveApp serving every route.
+// Class 2: with --admin-listen the admin API (the ORM's REST API with it)
+// answers only on its own listener; the application listener serves the
+// application's routes and the probes. Seen failing with serveApp serving
+// every route (for /api/orm, baseline's TestORMRESTOnlyOnAdminListener saw
+// it failing with the ORM's routes not marked Admin).
 func TestHostileAdminListener(t *testing.T) { eachExecutor(t, testAdminListener) }
 
 func testAdminListener(t *testing.T, executor string) {
 	h := startHostile(t, executor)
-	for _, path := range []string{"/api/state", "/metrics", "/api/approvals"} {
+	for _, path := range []string{"/api/state", "/metrics", "/api/approvals", "/api/orm"} {
 		if r := h.app.do(call{"GET", path, token, nil}); r.status != 404 {
 			t.Errorf("GET %s on the application listener = %d, want 404", path, r.status)
 		}
@@ -67,8 +69,10 @@ func testAdminListener(t *testing.T, executor string) {
 
 // Class 2: agent code never sees credentials. A route that answers the
 // request it received carries no Authorization header, cookie or token
-// anywhere, and the caller key names who called without a secret.
-// Seen failing (the bearer token came back) with forAgent not called.
+// anywhere, and the caller key names who called without a secret; a
+// request carrying the token elsewhere (here the query) is refused before
+// the handler runs. Seen failing (the bearer token came back) with
+// forAgent not called, and (a 200) with the token search taken out.
 func TestHostileCredentialTheft(t *testing.T) {
 	eachExecutor(t, func(t *testing.T, executor string) {
 		h := startHostile(t, executor)
@@ -78,7 +82,10 @@ func TestHostileCredentialTheft(t *testing.T) {
 }`
 		v := h.submit(t, map[string]any{"id": "agent.thief", "version": "1", "optional": []string{"caller"}, "points": []string{"route"}}, code)
 		h.approve(t, v)
-		r := h.app.do(call{"GET", "/steal?t=" + token, token, nil})
+		if r := h.app.do(call{"GET", "/steal?t=" + token, token, nil}); r.status != 400 || strings.Contains(r.text, token) {
+			t.Fatalf("GET /steal with the token in the query = %d %s, want a 400 that does not echo it", r.status, r.text)
+		}
+		r := h.app.do(call{"GET", "/steal?t=x", token, nil})
 		if r.status != 200 {
 			t.Fatalf("GET /steal = %d %s", r.status, r.text)
 		}
