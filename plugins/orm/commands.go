@@ -9,6 +9,9 @@ func (w *writer) commands(p *prepared, parents []int64) error {
 	for _, x := range p.x2m {
 		for _, parent := range parents {
 			for _, c := range x.cmds {
+				if err := alive(w.ctx); err != nil {
+					return err
+				}
 				var err error
 				if x.f.Kind == KindOne2Many {
 					err = w.one2many(x.f, parent, c)
@@ -191,8 +194,11 @@ func (w *writer) link(f *field, parent int64, ids []int64) error {
 
 // linkRows writes the join rows.
 func (w *writer) linkRows(f *field, parent int64, ids []int64) error {
+	q := fmt.Sprintf(`INSERT INTO %q (%q, %q) VALUES (?, ?) ON CONFLICT DO NOTHING`, w.rel(f), joinSrc, joinDst)
 	for _, id := range ids {
-		q := fmt.Sprintf(`INSERT INTO %q (%q, %q) VALUES (?, ?) ON CONFLICT DO NOTHING`, w.rel(f), joinSrc, joinDst)
+		if err := alive(w.ctx); err != nil {
+			return err
+		}
 		if err := w.exec(f, q, parent, id); err != nil {
 			return err
 		}

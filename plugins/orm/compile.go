@@ -18,7 +18,22 @@ type compiler struct {
 	dialect contracts.Dialect
 	args    []any
 	aliases int
+	joins   int  // relations crossed so far, the guard's domains included
 	guarded bool // apply the guard's read domain to every model a path enters
+	lim     *compileLimits
+}
+
+// compileLimits are the bounds a compiler holds a query to.
+type compileLimits struct{ hops, joins, bytes int }
+
+// defaultLimits are the exported bounds.
+var defaultLimits = compileLimits{hops: MaxPathHops, joins: MaxDomainJoins, bytes: MaxQueryBytes}
+
+func (c *compiler) bounds() compileLimits {
+	if c.lim == nil {
+		return defaultLimits
+	}
+	return *c.lim
 }
 
 func (c *compiler) alias() string {
@@ -31,10 +46,14 @@ func (c *compiler) bind(v any) string {
 	return "?"
 }
 
-// bound checks the number of values bound, which every engine limits.
-func (c *compiler) bound() error {
+// bound checks the number of values bound, which every engine limits,
+// and the size of the compiled SQL.
+func (c *compiler) bound(sql string) error {
 	if len(c.args) > MaxDomainValues {
 		return &Error{Kind: ErrInvalid, Model: c.root, Msg: fmt.Sprintf("the domain binds %d values; at most %d", len(c.args), MaxDomainValues)}
+	}
+	if n, limit := len(sql), c.bounds().bytes; n > limit {
+		return &Error{Kind: ErrInvalid, Model: c.root, Msg: fmt.Sprintf("the domain compiles to %d bytes of SQL; the limit is %d", n, limit)}
 	}
 	return nil
 }
@@ -52,7 +71,7 @@ func (c *compiler) where(m *model, alias string, n node) (string, error) {
 		s, err := c.where(m, alias, x.x)
 		return "NOT (" + s + ")", err
 	case term:
-		return c.term(m, alias, x, x.path)
+		return c.term(m, alias, x)
 	}
 	return "", fmt.Errorf("unknown domain node %T", n)
 }
@@ -71,19 +90,24 @@ func (c *compiler) chain(m *model, alias string, operands []node, op string) (st
 	return "(" + strings.Join(parts, op) + ")", nil
 }
 
-// flatten lists the operands of a chain of ands (or of ors).
+// flatten lists the operands of a chain of ands (or of ors), appending
+// to one list so a long chain costs linear time.
 func flatten(n node, and bool) []node {
+	return flattenInto(nil, n, and)
+}
+
+func flattenInto(out []node, n node, and bool) []node {
 	switch x := n.(type) {
 	case andNode:
 		if and {
-			return append(flatten(x.a, and), flatten(x.b, and)...)
+			return flattenInto(flattenInto(out, x.a, and), x.b, and)
 		}
 	case orNode:
 		if !and {
-			return append(flatten(x.a, and), flatten(x.b, and)...)
+			return flattenInto(flattenInto(out, x.a, and), x.b, and)
 		}
 	}
-	return []node{n}
+	return append(out, n)
 }
 
 func (c *compiler) termErr(m *model, t term, format string, args ...any) error {
@@ -92,127 +116,6 @@ func (c *compiler) termErr(m *model, t term, format string, args ...any) error {
 		model = m.name
 	}
 	return &Error{Kind: ErrInvalid, Model: model, Term: t.raw, Msg: fmt.Sprintf(format, args...)}
-}
-
-// term compiles the rest of t's path from model m at alias.
-func (c *compiler) term(m *model, alias string, t term, path []string) (string, error) {
-	name := path[0]
-	if isSystemField(name) && name != FieldDisplay {
-		if len(path) > 1 {
-			return "", c.termErr(m, t, "%s is not a relation", name)
-		}
-		return c.compare(m, alias, t, systemField(name))
-	}
-	f := m.fields[name]
-	if f == nil {
-		if m.name == c.root {
-			return "", c.termErr(m, t, "no field %s", name)
-		}
-		return "", c.termErr(m, t, "model %s has no field %s", m.name, name)
-	}
-	if f.broken != "" {
-		return "", c.termErr(m, t, "field %s.%s cannot be used: %s", m.name, name, f.broken)
-	}
-	switch f.Kind {
-	case KindRelated:
-		return c.term(m, alias, t, append(strings.Split(f.Path, "."), path[1:]...))
-	case KindComputed:
-		return "", c.termErr(m, t, "%s.%s is computed when read and cannot be searched", m.name, name)
-	case KindMany2One:
-		if len(path) == 1 {
-			return c.compare(m, alias, t, f)
-		}
-		return c.hop(f, alias, t, path[1:])
-	case KindOne2Many, KindMany2Many:
-		if len(path) == 1 {
-			return c.x2many(f, alias, t)
-		}
-		return c.hop(f, alias, t, path[1:])
-	}
-	if len(path) > 1 {
-		return "", c.termErr(m, t, "%s.%s is a %s, not a relation", m.name, name, f.Kind)
-	}
-	return c.compare(m, alias, t, f)
-}
-
-// hop compiles the rest of a path through relation f as a subquery that
-// selects no null: "col IN (...)" is then true or false, never null, so
-// "!" negates it cleanly, and the subquery does not depend on the outer
-// row, so both engines can run it once and use the relation's index.
-func (c *compiler) hop(f *field, alias string, t term, rest []string) (string, error) {
-	target, next := f.target, c.alias()
-	var outer, sel, from string
-	switch f.Kind {
-	case KindMany2One:
-		outer = fmt.Sprintf(`%s.%q IS NOT NULL AND %s.%q`, alias, f.name, alias, f.name)
-		sel = fmt.Sprintf(`%s."id"`, next)
-		from = fmt.Sprintf(`%q %s WHERE 1=1`, Table(target.name), next)
-	case KindOne2Many:
-		outer = fmt.Sprintf(`%s."id"`, alias)
-		sel = fmt.Sprintf(`%s.%q`, next, f.Inverse)
-		from = fmt.Sprintf(`%q %s WHERE %s.%q IS NOT NULL`, Table(target.name), next, next, f.Inverse)
-	case KindMany2Many:
-		j := c.alias()
-		outer = fmt.Sprintf(`%s."id"`, alias)
-		sel = fmt.Sprintf(`%s.%q`, j, joinSrc)
-		from = fmt.Sprintf(`%q %s JOIN %q %s ON %s."id" = %s.%q WHERE 1=1`, JoinTable(f.owner.name, f.name), j,
-			Table(target.name), next, next, j, joinDst)
-	}
-	cond, err := c.term(target, next, t, rest)
-	if err != nil {
-		return "", err
-	}
-	guard, err := c.guardOf(target, next)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("(%s IN (SELECT %s FROM %s AND %s%s))", outer, sel, from, cond, guard), nil
-}
-
-// x2many compiles a term on a relation itself: = and in ask whether the
-// record is linked to one of the ids, != and not in whether it is linked
-// to none of them, = null whether it has no linked record at all and
-// != null whether it has one.
-func (c *compiler) x2many(f *field, alias string, t term) (string, error) {
-	pos, neg := t, false
-	switch {
-	case t.value == nil && t.op == "=":
-		pos.op, neg = "!=", true
-	case t.value == nil && t.op == "!=":
-	case t.op == "!=":
-		pos.op, neg = "=", true
-	case t.op == "not in":
-		pos.op, neg = "in", true
-	}
-	sql, err := c.hop(f, alias, pos, []string{FieldID})
-	if neg {
-		sql = "NOT " + sql
-	}
-	return sql, err
-}
-
-// guardOf returns " AND <the guard's read domain>" for a model a path
-// enters, so a domain cannot probe records the user may not read.
-func (c *compiler) guardOf(m *model, alias string) (string, error) {
-	if !c.guarded {
-		return "", nil
-	}
-	d, err := c.svc.guardDomain(c.ctx, m.name, ActionRead)
-	if err != nil || d == nil {
-		return "", err
-	}
-	n, err := parseDomain(d)
-	if err != nil {
-		return "", fmt.Errorf("the guard's domain for model %s: %w", m.name, err)
-	}
-	inner := &compiler{ctx: c.ctx, svc: c.svc, dialect: c.dialect, aliases: c.aliases}
-	s, err := inner.where(m, alias, n)
-	if err != nil {
-		return "", err
-	}
-	c.args = append(c.args, inner.args...)
-	c.aliases = inner.aliases
-	return " AND " + s, nil
 }
 
 // systemField describes a column every model has, for comparisons.

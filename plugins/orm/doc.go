@@ -22,7 +22,8 @@
 //     column and of which kind: no field reuses a kept column of another
 //     storage class, and no agent plugin takes over a table or column
 //     another plugin made; plugins never name tables (m_<name>, and join
-//     tables hashed from model and field);
+//     tables hashed from model and field); a mount that rolls back takes
+//     back the ownership its migration recorded;
 //   - every value reaches SQL as a bound ? argument: domains, ids (one
 //     JSON array argument), values and like patterns alike; the SQL text
 //     holds only identifiers checked against the schema and quoted;
@@ -44,5 +45,13 @@
 //     never restricts or cascades, and its failing compute or onchange
 //     does not break that model;
 //   - a Read issues one query per model and relation level, whatever the
-//     number of records (ids travel as one JSON array argument).
+//     number of records (ids travel as one JSON array argument);
+//   - every call is bounded before it touches the database (limits.go):
+//     domain path hops and joins, compiled SQL, spec fields, an answer's
+//     records and bytes, a write's join rows and rows, read_group's groupBy
+//     and aggregates; reads in flight share one memory budget, and a read
+//     that does not fit is refused at once, never made to wait; a path
+//     compiles in time linear in its hops;
+//   - every operation runs its statements with its ctx and checks it
+//     between records and commands, so a caller's end rolls it back.
 package orm

@@ -133,6 +133,9 @@ func parseTerm(item any, at int) (node, error) {
 	if !ok || path == "" {
 		return nil, &domainError{term: raw, msg: "a term's path must be a field name, or names joined by dots"}
 	}
+	if hops := strings.Count(path, "."); hops > MaxPathHops {
+		return nil, &domainError{term: raw, msg: fmt.Sprintf("domain path has %d hops; the limit is %d", hops, MaxPathHops)}
+	}
 	parts := strings.Split(path, ".")
 	for _, p := range parts {
 		if !contracts.ValidIdent(p) {

@@ -61,7 +61,7 @@ func FuzzDomain(f *testing.F) {
 			c := &compiler{root: "invoice", dialect: d}
 			sql, err := c.where(sch.models["invoice"], "t0", n)
 			if err == nil {
-				err = c.bound()
+				err = c.bound(sql)
 			}
 			if err != nil {
 				var oe *Error

@@ -113,6 +113,9 @@ func (s *service) ReadGroup(ctx context.Context, model string, req GroupRequest)
 	if err != nil {
 		return nil, err
 	}
+	if err := groupBounds(m, req); err != nil {
+		return nil, err
+	}
 	keys := make([]groupKey, len(req.GroupBy))
 	for i, g := range req.GroupBy {
 		if keys[i], err = s.groupKey(m, g); err != nil {
@@ -138,6 +141,21 @@ func (s *service) ReadGroup(ctx context.Context, model string, req GroupRequest)
 		return nil, err
 	}
 	return s.groups(ctx, groupQuery{m: m, keys: keys, aggs: aggs, where: where, args: args, limit: req.Limit})
+}
+
+// groupBounds refuses a grouped read past MaxGroupBy, MaxAggregates or
+// MaxGroupCells before anything is compiled.
+func groupBounds(m *model, req GroupRequest) error {
+	g, a := len(req.GroupBy), len(req.Aggregates)
+	switch {
+	case g > MaxGroupBy:
+		return errorf(ErrInvalid, at{m.name, ""}, "groupBy has %d entries; the limit is %d", g, MaxGroupBy)
+	case a > MaxAggregates:
+		return errorf(ErrInvalid, at{m.name, ""}, "read_group asks for %d aggregates; the limit is %d", a, MaxAggregates)
+	case g*a > MaxGroupCells:
+		return errorf(ErrInvalid, at{m.name, ""}, "%d groupBy entries times %d aggregates is %d; the limit is %d", g, a, g*a, MaxGroupCells)
+	}
+	return nil
 }
 
 // groupQuery is one compiled grouped read.

@@ -108,6 +108,7 @@ func (s *service) Call(ctx context.Context, model string, req MethodRequest) (an
 		return nil, errorf(ErrNotFound, at{m.name, ""}, "no method %s", method)
 	}
 	r := &reader{ctx: ctx, s: s, sch: sch}
+	defer r.release()
 	rows, err := r.byIDs(m, ids)
 	if err != nil {
 		return nil, err

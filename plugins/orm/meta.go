@@ -59,11 +59,17 @@ func (mg migrator) owners(table string) (map[string]owner, error) {
 	return out, nil
 }
 
-// record notes an owner unless one is recorded already.
-func (mg migrator) record(table, col string, o owner) error {
+// record notes an owner unless one is recorded already (in have, the
+// records read when the migration began), noting the ones it adds.
+func (mg migrator) record(have map[string]owner, r metaRow, o owner) error {
+	table := Table(r.model)
 	q := fmt.Sprintf(`INSERT INTO %q ("tbl", "col", "kind", "plugin") VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, MetaTable)
-	if _, err := mg.tx.Query(mg.ctx, q, table, col, o.kind, o.plugin); err != nil {
-		return fmt.Errorf("record %s.%s in %s: %w", table, col, MetaTable, err)
+	if _, err := mg.tx.Query(mg.ctx, q, table, r.col, o.kind, o.plugin); err != nil {
+		return fmt.Errorf("record %s.%s in %s: %w", table, r.col, MetaTable, err)
+	}
+	if _, had := have[r.col]; !had && mg.fresh != nil {
+		r.plugin = o.plugin
+		*mg.fresh = append(*mg.fresh, r)
 	}
 	return nil
 }

@@ -65,10 +65,14 @@ func signature(m *model) string {
 // transaction: it creates what is missing and adds missing columns
 // (writing a fixed default into rows already there). Nothing is ever
 // dropped or altered, so a withdrawn model or field keeps its data.
-func migrate(ctx context.Context, db contracts.Database, cols columns, m *model) error {
-	return db.Tx(ctx, func(tx contracts.Querier) error {
-		return migrator{ctx: ctx, tx: tx, cols: cols}.run(m)
+// It returns the ownership records it wrote that were not there before.
+func migrate(ctx context.Context, db contracts.Database, cols columns, m *model) ([]metaRow, error) {
+	var fresh []metaRow
+	err := db.Tx(ctx, func(tx contracts.Querier) error {
+		fresh = nil
+		return migrator{ctx: ctx, tx: tx, cols: cols, fresh: &fresh}.run(m)
 	})
+	return fresh, err
 }
 
 // run migrates m and records who owns its table and columns, refusing a
@@ -92,7 +96,7 @@ func (mg migrator) run(m *model) error {
 	if err := mg.table(m); err != nil {
 		return err
 	}
-	if err := mg.record(table, "", owner{plugin: m.plugin}); err != nil {
+	if err := mg.record(have, metaRow{model: m.name, col: ""}, owner{plugin: m.plugin}); err != nil {
 		return err
 	}
 	for _, name := range m.names() {
@@ -100,10 +104,10 @@ func (mg migrator) run(m *model) error {
 		switch {
 		case f.broken != "":
 		case f.stored():
-			err = mg.record(table, name, owner{kind: recordKind(f), plugin: f.plugin})
+			err = mg.record(have, metaRow{model: m.name, col: name}, owner{kind: recordKind(f), plugin: f.plugin})
 		case f.Kind == KindMany2Many:
 			if err = mg.join(m, f); err == nil {
-				err = mg.record(table, name, owner{kind: recordKind(f), plugin: f.plugin})
+				err = mg.record(have, metaRow{model: m.name, col: name}, owner{kind: recordKind(f), plugin: f.plugin})
 			}
 		}
 		if err != nil {
@@ -115,9 +119,10 @@ func (mg migrator) run(m *model) error {
 
 // migrator migrates inside one transaction.
 type migrator struct {
-	ctx  context.Context
-	tx   contracts.Querier
-	cols columns
+	ctx   context.Context
+	tx    contracts.Querier
+	cols  columns
+	fresh *[]metaRow // where to note the ownership records written, if anywhere
 }
 
 func (mg migrator) table(m *model) error {

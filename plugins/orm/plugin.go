@@ -24,6 +24,10 @@ type Options struct {
 	// OpContext. It must never answer Sudo. The default answers the
 	// anonymous OpContext, so only the guard decides.
 	ContextOf func(ctx context.Context) OpContext
+	// ReadBudget is the estimated bytes all reads in flight may hold at
+	// once (DefaultReadBudget when zero): a read that does not fit beside
+	// the others is refused at once with ErrBusy, never made to wait.
+	ReadBudget int64
 }
 
 // Plugin returns the ORM system plugin with default options.
@@ -241,7 +245,10 @@ func observe(api *kernel.API, s *service) error {
 				}
 				s.migrateAll()
 			},
-			Removed: func(x kernel.Contribution) { s.reg.remove(x.ID) },
+			Removed: func(x kernel.Contribution) {
+				s.reg.remove(x.ID)
+				s.withdrawn(x.Fiber, rolledBack(api.Fiber(x.Fiber)))
+			},
 		})
 		if err != nil {
 			return err

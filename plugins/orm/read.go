@@ -31,9 +31,11 @@ func idSet(d contracts.Dialect, ids []int64) (string, any) {
 // reader reads records of one Read call: one query per model and relation
 // level, whatever the number of records.
 type reader struct {
-	ctx context.Context
-	s   *service
-	sch *schema
+	ctx    context.Context
+	s      *service
+	sch    *schema
+	held   int64 // bytes of the read budget taken
+	loaded int   // rows loaded by every query
 }
 
 // selectList lists m's stored columns.
@@ -69,7 +71,7 @@ func (r *reader) rows(m *model, cond string, args []any) ([]contracts.Row, error
 	if len(rows) > MaxReadRecords {
 		return nil, errTooMany(m.name)
 	}
-	return rows, nil
+	return rows, r.load(m.name, rows)
 }
 
 // byIDs loads the readable rows of m with ids.
@@ -82,19 +84,42 @@ func (r *reader) byIDs(m *model, ids []int64) ([]contracts.Row, error) {
 }
 
 func (s *service) Read(ctx context.Context, model string, ids []int64, spec ReadSpec) ([]Record, error) {
+	recs, release, err := s.read(ctx, model, ids, spec)
+	release()
+	return recs, err
+}
+
+// read is Read holding its share of the read budget until release is
+// called, so a caller encoding the answer holds it until it is encoded.
+// release is never nil.
+func (s *service) read(ctx context.Context, model string, ids []int64, spec ReadSpec) ([]Record, func(), error) {
 	sch, m, err := s.model(ctx, model)
 	if err != nil {
-		return nil, err
+		return nil, func() {}, err
 	}
 	for _, id := range ids {
 		if id < 1 {
-			return nil, errorf(ErrInvalid, at{model, ""}, "record id %d must be a whole number from 1", id)
+			return nil, func() {}, errorf(ErrInvalid, at{model, ""}, "record id %d must be a whole number from 1", id)
 		}
 	}
+	if err := checkSpecSize(model, spec); err != nil {
+		return nil, func() {}, err
+	}
 	if err := checkSpec(sch, m, spec, 0); err != nil {
-		return nil, err
+		return nil, func() {}, err
 	}
 	r := &reader{ctx: ctx, s: s, sch: sch}
+	out, err := r.answer(m, ids, spec)
+	if err != nil {
+		r.release()
+		return nil, func() {}, err
+	}
+	return out, r.release, nil
+}
+
+// answer reads the records with ids in that order, weighs the answer and
+// takes what it weighs beyond the rows already loaded from the budget.
+func (r *reader) answer(m *model, ids []int64, spec ReadSpec) ([]Record, error) {
 	rows, err := r.byIDs(m, ids)
 	if err != nil {
 		return nil, err
@@ -118,42 +143,20 @@ func (s *service) Read(ctx context.Context, model string, ids []int64, spec Read
 		out = append(out, rec)
 	}
 	if len(missing) > 0 {
-		return nil, errorf(ErrNotFound, at{model, ""}, "no record %s that this user may read", strings.Join(missing, ", "))
+		return nil, errorf(ErrNotFound, at{m.name, ""}, "no record %s that this user may read", strings.Join(missing, ", "))
 	}
-	budget := MaxReadRecords
+	var w weight
 	for _, rec := range out {
-		if !weigh(rec, &budget) {
-			return nil, errTooMany(model)
+		if !w.weigh(rec) {
+			return nil, w.check(m.name)
 		}
 	}
-	return out, nil
+	return out, r.reserve(m.name, w.bytes-r.held)
 }
 
 func errTooMany(model string) error {
-	return errorf(ErrInvalid, at{model, ""}, "the answer would hold more than %d records; read fewer ids or a shallower spec", MaxReadRecords)
-}
-
-// weigh counts the records in v against budget, stopping as soon as it
-// is spent, so weighing costs no more than the budget.
-func weigh(v any, budget *int) bool {
-	switch x := v.(type) {
-	case Record:
-		if *budget--; *budget < 0 {
-			return false
-		}
-		for _, f := range x {
-			if !weigh(f, budget) {
-				return false
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if !weigh(e, budget) {
-				return false
-			}
-		}
-	}
-	return true
+	return errorf(ErrInvalid, at{model, ""}, "the answer would hold more than %d records; the limit is %d; read fewer ids or a shallower spec",
+		MaxReadRecords, MaxReadRecords)
 }
 
 // checkSpec checks that every key of spec names a field of m and that only
@@ -220,6 +223,9 @@ func (r *reader) build(m *model, rows []contracts.Row, spec ReadSpec) ([]Record,
 			}
 		}
 	}) {
+		if err := alive(r.ctx); err != nil {
+			return nil, err
+		}
 		if err := r.fill(batch{m: m, rows: rows, recs: recs, ids: ids}, name, spec[name]); err != nil {
 			return nil, err
 		}

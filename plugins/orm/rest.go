@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	smshttp "github.com/sms-baseline/sms/plugins/http"
@@ -17,16 +18,17 @@ const RESTPath = "/api/orm"
 
 // routes returns the REST API. Reads need the read scope and writes the
 // admin scope; then every call acts for whom ContextOf says, never sudo.
+// The routes are Admin ones: with an admin listener they answer only there.
 func (s *service) routes() []smshttp.Route {
 	read, write := smshttp.ScopeRead, smshttp.ScopeAdmin
 	post := func(action string, scope smshttp.Scope, h func(context.Context, string, map[string]any) (*smshttp.Response, error)) smshttp.Route {
-		return smshttp.Route{Method: http.MethodPost, Path: RESTPath + "/:model/" + action, Scope: scope, Handler: s.rest(h)}
+		return smshttp.Route{Method: http.MethodPost, Path: RESTPath + "/:model/" + action, Scope: scope, Handler: s.rest(h), Admin: true}
 	}
 	return []smshttp.Route{
-		{Method: http.MethodGet, Path: RESTPath, Scope: read, Handler: func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
+		{Method: http.MethodGet, Path: RESTPath, Scope: read, Admin: true, Handler: func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
 			return smshttp.JSON(map[string]any{"models": s.Models()}), nil
 		}},
-		{Method: http.MethodGet, Path: RESTPath + "/:model/spec", Scope: read, Handler: func(_ context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+		{Method: http.MethodGet, Path: RESTPath + "/:model/spec", Scope: read, Admin: true, Handler: func(_ context.Context, r *smshttp.Request) (*smshttp.Response, error) {
 			spec, err := s.Spec(r.Params["model"])
 			if err != nil {
 				return nil, restErr(err)
@@ -94,9 +96,12 @@ func (s *service) restSearch(ctx context.Context, model string, body map[string]
 		if err != nil {
 			return nil, err
 		}
-		if out["records"], err = s.Read(ctx, model, ids, spec); err != nil {
+		recs, release, err := s.read(ctx, model, ids, spec)
+		defer release()
+		if err != nil {
 			return nil, err
 		}
+		out["records"] = recs
 	}
 	count, ok := b["count"].(bool)
 	if !ok && b["count"] != nil {
@@ -107,7 +112,7 @@ func (s *service) restSearch(ctx context.Context, model string, body map[string]
 			return nil, err
 		}
 	}
-	return smshttp.JSON(out), nil
+	return encoded(out)
 }
 
 func (s *service) restRead(ctx context.Context, model string, body map[string]any) (*smshttp.Response, error) {
@@ -123,11 +128,22 @@ func (s *service) restRead(ctx context.Context, model string, body map[string]an
 	if err != nil {
 		return nil, err
 	}
-	recs, err := s.Read(ctx, model, ids, spec)
+	recs, release, err := s.read(ctx, model, ids, spec)
+	defer release()
 	if err != nil {
 		return nil, err
 	}
-	return smshttp.JSON(map[string]any{"records": recs}), nil
+	return encoded(map[string]any{"records": recs})
+}
+
+// encoded is a 200 answering v encoded now, while the read that built v
+// still holds its share of the read budget.
+func encoded(v any) (*smshttp.Response, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode the answer: %w", err)
+	}
+	return smshttp.JSON(json.RawMessage(raw)), nil
 }
 
 func (s *service) restReadGroup(ctx context.Context, model string, body map[string]any) (*smshttp.Response, error) {
@@ -213,7 +229,8 @@ func (s *service) restUnlink(ctx context.Context, model string, body map[string]
 }
 
 // restErr gives the ORM's errors their HTTP kinds: 400 validation (and a
-// hook's rejection), 403 forbidden, 404 not found, 409 conflict.
+// hook's rejection), 403 forbidden, 404 not found, 409 conflict, 429
+// too_many (the read budget is spent for now).
 func restErr(err error) error {
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -224,6 +241,8 @@ func restErr(err error) error {
 		return smshttp.Errorf(smshttp.KindForbidden, err.Error())
 	case errors.Is(err, ErrConflict):
 		return smshttp.Errorf(smshttp.KindConflict, err.Error())
+	case errors.Is(err, ErrBusy):
+		return smshttp.Errorf(smshttp.KindTooMany, err.Error())
 	}
 	return err
 }

@@ -27,6 +27,7 @@ type service struct {
 	logger    *slog.Logger
 	contextOf func(context.Context) OpContext
 	isSystem  func(plugin string) bool
+	budget    *readBudget // shared by every read in flight
 
 	// live is set while the activation that made this service is active;
 	// once dead, point validators check shapes and touch no database.
@@ -34,6 +35,7 @@ type service struct {
 
 	migMu    sync.RWMutex
 	migrated map[string]string // model -> signature of what its tables have
+	fresh    []metaRow         // ownership records written while their plugin's mount may still roll back
 
 	mu        sync.RWMutex
 	guard     Guard
@@ -50,7 +52,7 @@ func newService(db contracts.Database, opts Options, logger *slog.Logger) (*serv
 		return nil, fmt.Errorf("orm: %w", err)
 	}
 	s := &service{db: db, cols: cols, now: opts.Now, logger: logger, contextOf: opts.ContextOf,
-		migrated: map[string]string{}, listeners: map[Event]map[uint64]Listener{}}
+		migrated: map[string]string{}, listeners: map[Event]map[uint64]Listener{}, budget: newReadBudget(opts.ReadBudget)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -146,10 +148,12 @@ func (s *service) ensure(ctx context.Context, m *model) error {
 	if have, ok := s.migrated[m.name]; ok && have == sig {
 		return nil
 	}
-	if err := migrate(ctx, s.db, s.cols, m); err != nil {
+	fresh, err := migrate(ctx, s.db, s.cols, m)
+	if err != nil {
 		return fmt.Errorf("migrate model %s: %w", m.name, err)
 	}
 	s.migrated[m.name] = sig
+	s.fresh = append(s.fresh, fresh...)
 	return nil
 }
 
@@ -228,23 +232,20 @@ func (s *service) filter(ctx context.Context, m *model, action Action, domain Do
 	}
 	c := &compiler{ctx: ctx, root: m.name, svc: s, dialect: s.db.Dialect(), guarded: !op.Sudo}
 	where, err := c.where(m, "t0", n)
-	if err == nil {
-		err = c.bound()
-	}
 	if err != nil {
 		return "", nil, err
 	}
 	if g != nil {
-		gc := &compiler{ctx: ctx, svc: s, dialect: s.db.Dialect(), aliases: c.aliases}
+		gc := &compiler{ctx: ctx, svc: s, dialect: s.db.Dialect(), aliases: c.aliases, joins: c.joins}
 		gw, err := gc.where(m, "t0", g)
 		if err != nil {
 			return "", nil, fmt.Errorf("the guard's domain for %s of model %s: %w", action, m.name, err)
 		}
 		where = "(" + where + ") AND (" + gw + ")"
 		c.args = append(c.args, gc.args...)
-		if err := c.bound(); err != nil {
-			return "", nil, err
-		}
+	}
+	if err := c.bound(where); err != nil {
+		return "", nil, err
 	}
 	return where, c.args, nil
 }

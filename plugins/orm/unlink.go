@@ -22,6 +22,9 @@ func (s *service) Unlink(ctx context.Context, name string, ids []int64) error {
 	if err := checkIDs(m, ids); err != nil {
 		return err
 	}
+	if err := checkUnlinkIDs(m, ids); err != nil {
+		return err
+	}
 	op := s.opOf(ctx)
 	w, err := s.newWriter(ctx, sch, op, map[*model][]Action{m: {ActionUnlink}})
 	if err != nil {
@@ -72,6 +75,9 @@ func (w *writer) unlink(m *model, ids []int64) error {
 	d := &deletion{gone: map[*model]map[int64]bool{}}
 	queue := []reference{{f: &field{owner: m}, ids: ids}}
 	for len(queue) > 0 {
+		if err := alive(w.ctx); err != nil {
+			return err
+		}
 		next := queue[0]
 		queue = queue[1:]
 		fresh, err := d.add(next.f.owner, next.ids)

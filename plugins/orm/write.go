@@ -83,6 +83,9 @@ func (s *service) Create(ctx context.Context, model string, values map[string]an
 	if err != nil {
 		return 0, err
 	}
+	if err := checkCost(m, p, EventCreate, 1); err != nil {
+		return 0, err
+	}
 	w, err := s.newWriter(ctx, sch, op, needs(m, ActionCreate, p))
 	if err != nil {
 		return 0, err
@@ -124,6 +127,9 @@ func (s *service) Write(ctx context.Context, model string, ids []int64, values m
 	op := s.opOf(ctx)
 	p, err := preparer{sch: sch, op: op, s: s}.prepare(m, values, false)
 	if err != nil {
+		return err
+	}
+	if err := checkCost(m, p, EventWrite, len(ids)); err != nil {
 		return err
 	}
 	w, err := s.newWriter(ctx, sch, op, needs(m, ActionWrite, p))

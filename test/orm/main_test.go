@@ -1,8 +1,6 @@
 package orm_test
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -16,17 +14,7 @@ import (
 const childEnv = "SMS_ORM_TEST_CHILD=1"
 
 func TestMain(m *testing.M) {
-	if os.Getenv("SMS_ORM_TEST_CHILD") == "1" {
-		opts, err := isolated.ChildOptionsFromEnv()
-		if err == nil {
-			err = isolated.ServeChild(context.Background(), os.Stdin, os.Stdout, opts)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "sandbox:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	isolated.ServeChildIf("SMS_ORM_TEST_CHILD")
 	os.Exit(m.Run())
 }
 
