@@ -15,7 +15,8 @@ const (
 	DecisionDenied   Decision = "Denied"
 )
 
-// ApprovalSpec asks a human to approve one plugin's exact code.
+// ApprovalSpec asks a human to approve one plugin's exact code and
+// declaration.
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.decision) || (has(self.decision) && self.decision == oldSelf.decision)",message="decision is immutable once set"
 type ApprovalSpec struct {
 	// PluginRef names the Plugin waiting for this decision.
@@ -25,9 +26,18 @@ type ApprovalSpec struct {
 	// CodeHash binds the approval to the code the judge saw; an approval
 	// of other code is Expired, never applied.
 	CodeHash string `json:"codeHash"`
-	// KernelApprovalID is the approval's id in the tenant's kernel.
+	// KernelApprovalID is the id of the kernel's request this Approval
+	// answers. The operator sets it on the Approvals it creates, one per
+	// request; a pre-approval (written ahead, say in git) leaves it empty
+	// and applies to the request whose plugin, code hash and declaration
+	// it names.
 	// +optional
 	KernelApprovalID string `json:"kernelApprovalId,omitempty"`
+	// Declaration is what the plugin declares it may do: the decision
+	// covers exactly this. The operator copies it from the kernel's
+	// request; a pre-approval must name it, or it is never applied.
+	// +optional
+	Declaration *Declaration `json:"declaration,omitempty"`
 	// Reasons name the scopes and points that made the plugin sensitive.
 	// +optional
 	Reasons []string `json:"reasons,omitempty"`
@@ -40,6 +50,39 @@ type ApprovalSpec struct {
 	// Message is the human's note on the decision.
 	// +optional
 	Message string `json:"message,omitempty"`
+}
+
+// Declaration is a plugin manifest's declaration in the form a person
+// reviews: the points, scopes and keys it may use and the items it
+// contributes declaratively. Lists are sorted; an empty list is left out.
+type Declaration struct {
+	// Points are the points the plugin may contribute to: its manifest's
+	// points and those its contributes has items for.
+	// +optional
+	Points []string `json:"points,omitempty"`
+	// Scopes are the capabilities it asks for, such as net.
+	// +optional
+	Scopes []string `json:"scopes,omitempty"`
+	// Inject are the keys it needs to run.
+	// +optional
+	Inject []string `json:"inject,omitempty"`
+	// Optional are the keys it uses when present.
+	// +optional
+	Optional []string `json:"optional,omitempty"`
+	// Provide are the keys it may provide.
+	// +optional
+	Provide []string `json:"provide,omitempty"`
+	// Routes are the routes its manifest contributes, as "METHOD /path".
+	// +optional
+	Routes []string `json:"routes,omitempty"`
+	// Schedules are the jobs its manifest contributes, as "name every
+	// 1h0m0s".
+	// +optional
+	Schedules []string `json:"schedules,omitempty"`
+	// Contributions are its manifest's other declarative items, one
+	// "point: item" each, the item as compact JSON.
+	// +optional
+	Contributions []string `json:"contributions,omitempty"`
 }
 
 // ApprovalStatus records the decision and what the kernel did with it.
@@ -65,10 +108,13 @@ type ApprovalStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=sms
 // +kubebuilder:printcolumn:name="Plugin",type=string,JSONPath=`.spec.pluginRef.name`
+// +kubebuilder:printcolumn:name="Points",type=string,JSONPath=`.spec.declaration.points`
 // +kubebuilder:printcolumn:name="Decision",type=string,JSONPath=`.spec.decision`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Requested-By",type=string,JSONPath=`.spec.requestedBy`
 // +kubebuilder:printcolumn:name="Decided-By",type=string,JSONPath=`.status.decidedBy`,priority=1
+// +kubebuilder:printcolumn:name="Scopes",type=string,JSONPath=`.spec.declaration.scopes`,priority=1
+// +kubebuilder:printcolumn:name="Kernel-Approval",type=string,JSONPath=`.spec.kernelApprovalId`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Approval struct {
 	metav1.TypeMeta   `json:",inline"`

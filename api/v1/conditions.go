@@ -42,6 +42,22 @@ const (
 	ReasonCodeChanged       = "CodeChanged"
 	ReasonTTLExpired        = "TTLExpired"
 	ReasonSelfApproval      = "SelfApproval"
+	// ReasonKernelRefused: the kernel's admin API refused the submission
+	// itself (a 4xx, such as a body over its limit). The same spec gets
+	// the same answer, so only a new spec is submitted again.
+	ReasonKernelRefused = "KernelRefused"
+)
+
+// Reasons an Approval expires for besides CodeChanged, TTLExpired and
+// SelfApproval: a decision covers the code and the declaration it was
+// made on.
+const (
+	// ReasonDeclarationChanged: the plugin, or the kernel's request, now
+	// declares something other than what the Approval names.
+	ReasonDeclarationChanged = "DeclarationChanged"
+	// ReasonDeclarationMissing: a pre-approval names no declaration, so it
+	// cannot say what it approves.
+	ReasonDeclarationMissing = "DeclarationMissing"
 )
 
 // Labels and annotations the operator reads and writes.

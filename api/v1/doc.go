@@ -2,7 +2,8 @@
 // and its storage, model and judge policy), Plugin (an agent plugin
 // submitted to a tenant's kernel, from git or mirrored from the agent) and
 // Approval (a human's decision on a plugin the judge parked, bound to the
-// exact code it judged).
+// kernel's request, the exact code it judged and the declaration it
+// covers).
 //
 // Status follows the kstatus conventions: observedGeneration and the
 // Ready, Reconciling and Stalled conditions, so kubectl wait, Argo CD and

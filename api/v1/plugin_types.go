@@ -99,6 +99,12 @@ type PluginStatus struct {
 	// same submission is never made twice.
 	// +optional
 	Submission string `json:"submission,omitempty"`
+	// SubmittedGeneration is the generation whose spec Submission
+	// describes. A submission answers for that generation only: a later
+	// spec with the same manifest and code (a person reverting to it) is
+	// a new request, never taken as already made.
+	// +optional
+	SubmittedGeneration int64 `json:"submittedGeneration,omitempty"`
 	// Verdict is the judge's answer to that submission.
 	// +optional
 	Verdict *Verdict `json:"verdict,omitempty"`
@@ -110,6 +116,26 @@ type PluginStatus struct {
 	// ApprovalRef names the Approval waiting for a human, if any.
 	// +optional
 	ApprovalRef *corev1.LocalObjectReference `json:"approvalRef,omitempty"`
+	// LastEdit is what became of a person's last edit of an agent-made
+	// Plugin's spec. A rejected edit leaves the spec showing what the
+	// kernel runs again; this says why.
+	// +optional
+	LastEdit *Edit `json:"lastEdit,omitempty"`
+}
+
+// Edit is a person's edit of an agent-made Plugin's spec and the kernel's
+// answer to it.
+type Edit struct {
+	// Generation is the Plugin's generation the edit made.
+	Generation int64 `json:"generation"`
+	// By is who made the edit.
+	// +optional
+	By string `json:"by,omitempty"`
+	// Result is mounted, pending or rejected.
+	Result string `json:"result"`
+	// Message says why, for a rejection the gate and its reason.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // Plugin is an agent plugin running in a tenant's kernel.
@@ -122,6 +148,8 @@ type PluginStatus struct {
 // +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict.result`
 // +kubebuilder:printcolumn:name="Mounted",type=string,JSONPath=`.status.conditions[?(@.type=="Mounted")].status`
 // +kubebuilder:printcolumn:name="Origin",type=string,JSONPath=`.status.origin`,priority=1
+// +kubebuilder:printcolumn:name="Last-Edit",type=string,JSONPath=`.status.lastEdit.result`,priority=1
+// +kubebuilder:printcolumn:name="Edit-Message",type=string,JSONPath=`.status.lastEdit.message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Plugin struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -1,6 +1,7 @@
 package manifests_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -152,11 +153,12 @@ func TestSamplePluginsAreWellFormed(t *testing.T) {
 	}
 }
 
-// The sample Approval approves exactly the code of the Plugin it names: its
-// codeHash is that code's kernel.HashCode and its name the one the operator
-// looks Approvals up by, so editing the plugin's code without the hash
-// fails here. Seen failing with one character of the hello plugin's code
-// changed in its ConfigMap, and with the Approval's name off by one digit.
+// The sample Approval approves exactly the code and declaration of the
+// Plugin it names: its codeHash is that code's kernel.HashCode and its
+// declaration the Plugin's (controllers.DeclarationOf), so editing the
+// plugin's code or points without the Approval fails here. Seen failing
+// with one character of the hello plugin's code changed in its ConfigMap,
+// and with a point added to the Plugin.
 func TestSampleApprovalMatchesPlugin(t *testing.T) {
 	s := loadSamples(t)
 	if len(s.approvals) == 0 {
@@ -185,7 +187,26 @@ func TestSampleApprovalMatchesPlugin(t *testing.T) {
 	if want := kernel.HashCode([]byte(code)); a.Spec.CodeHash != want {
 		t.Errorf("approval codeHash = %s, want %s, the hash of plugin %s's code", a.Spec.CodeHash, want, p.Name)
 	}
-	if want := controllers.ApprovalName(p.Name, a.Spec.CodeHash); a.Name != want {
-		t.Errorf("approval name = %q, want %q (controllers.ApprovalName)", a.Name, want)
+	m := kernel.Manifest{ID: p.Spec.ID, Version: p.Spec.Version, Description: p.Spec.Description, Inject: p.Spec.Inject,
+		Optional: p.Spec.Optional, Provide: p.Spec.Provide, Scopes: p.Spec.Scopes, Points: p.Spec.Points}
+	for point, items := range p.Spec.Contributes {
+		if m.Contributes == nil {
+			m.Contributes = map[string][]any{}
+		}
+		m.Contributes[point] = []any{}
+		for _, item := range items {
+			var v any
+			if err := json.Unmarshal(item.Raw, &v); err != nil {
+				t.Fatalf("plugin %s: contributes[%s]: %v", p.Name, point, err)
+			}
+			m.Contributes[point] = append(m.Contributes[point], v)
+		}
+	}
+	want := controllers.DescribeDeclaration(controllers.DeclarationOf(m))
+	if a.Spec.Declaration == nil {
+		t.Fatalf("approval %s names no declaration, want %s: a pre-approval without one is never applied", a.Name, want)
+	}
+	if got := controllers.DescribeDeclaration(*a.Spec.Declaration); got != want {
+		t.Errorf("approval declaration = %s, want %s, what plugin %s declares", got, want, p.Name)
 	}
 }

@@ -34,7 +34,8 @@ func newDecideCommand(o *options, approve bool) *cobra.Command {
 	return cmd
 }
 
-// decide sets the decision on the Approval that name denotes. The
+// decide prints what the Approval that name denotes asks about (the
+// declaration the decision covers), then sets the decision on it. The
 // webhook checks the user may approve and records who did.
 func (o *options) decide(ctx context.Context, name string, d smsv1.Decision, message string) error {
 	c, ns, err := o.client()
@@ -47,6 +48,9 @@ func (o *options) decide(ctx context.Context, name string, d smsv1.Decision, mes
 	}
 	if a.Spec.Decision != "" {
 		return fmt.Errorf("approval %s was already %s%s; a decision cannot change", a.Name, strings.ToLower(string(a.Spec.Decision)), by(a))
+	}
+	if err := writeRequest(o.Out, a); err != nil {
+		return err
 	}
 	spec := map[string]any{"decision": d}
 	if message != "" {

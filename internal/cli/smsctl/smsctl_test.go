@@ -85,7 +85,9 @@ func approval(t *testing.T, name, plugin string) *smsv1.Approval {
 	a := &smsv1.Approval{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: smsv1.ApprovalSpec{PluginRef: ref(plugin), PluginID: "agent." + plugin,
-			CodeHash: "sha256:" + strings.Repeat("ab", 32), Reasons: []string{"point route"}, RequestedBy: "alice"},
+			CodeHash: "sha256:" + strings.Repeat("ab", 32), Reasons: []string{"point route"}, RequestedBy: "alice",
+			Declaration: &smsv1.Declaration{Points: []string{"route", "tool"}, Inject: []string{"caller"},
+				Routes: []string{"GET /hello/:name"}, Schedules: []string{"digest every 24h0m0s"}}},
 	}
 	must(t, env.Client.Create(context.Background(), a))
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), a) })
@@ -115,7 +117,8 @@ func get[T client.Object](t *testing.T, name string, obj T) T {
 // the decision and message; a second decision is refused, naming the
 // first. With the decided check removed, the API server's immutability
 // rule answered instead, without saying what the decision was, and this
-// test failed.
+// test failed. It prints what the plugin declares before deciding: seen
+// failing without writeRequest.
 func TestApproveByPlugin(t *testing.T) {
 	testenv.Need(t)
 	p := plugin(t, fixture{name: "hello", id: "agent.hello"}, smsv1.PluginStatus{ApprovalRef: &corev1.LocalObjectReference{Name: "hello-abababab"}})
@@ -124,6 +127,11 @@ func TestApproveByPlugin(t *testing.T) {
 	must(t, err)
 	if !strings.Contains(out, "approval.sms.dev/hello-abababab approved (plugin hello, id agent.hello)") {
 		t.Errorf("output: %q", out)
+	}
+	for _, want := range []string{"points: route, tool", "inject: caller", "routes: GET /hello/:name", "schedules: digest every 24h0m0s", "sensitive: point route"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("approve does not show %q of what the plugin declares:\n%s", want, out)
+		}
 	}
 	a := get(t, "hello-abababab", &smsv1.Approval{})
 	if a.Spec.Decision != smsv1.DecisionApproved || a.Spec.Message != "read it" {

@@ -72,6 +72,14 @@ func codeHashOf(p *smsv1.Plugin) string {
 	return p.Status.CodeHash
 }
 
+// deciding reports whether a decision on the approval exists: a person's
+// spec.decision, or the TTL's (Ready's reason TTLExpired), recorded before
+// it is carried to the kernel.
+func deciding(a *smsv1.Approval) bool {
+	c := meta.FindStatusCondition(a.Status.Conditions, smsv1.ConditionReady)
+	return a.Spec.Decision != "" || (c != nil && c.Reason == smsv1.ReasonTTLExpired)
+}
+
 // final reports whether the approval reached Approved, Denied or Expired.
 func final(a *smsv1.Approval) bool {
 	for _, t := range []string{smsv1.ConditionApproved, smsv1.ConditionDenied, smsv1.ConditionExpired} {
@@ -90,10 +98,13 @@ func (r *ApprovalReconciler) supersede(ctx context.Context, a *smsv1.Approval) e
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: a.Namespace, Name: a.Spec.PluginRef.Name}, &p); err != nil {
 		return ignoreNotFound(err)
 	}
-	if h := codeHashOf(&p); h == "" || h == a.Spec.CodeHash {
+	if h := codeHashOf(&p); h != "" && h != a.Spec.CodeHash {
+		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionExpired, true, smsv1.ReasonCodeChanged, fmt.Sprintf("plugin %s's code changed since this decision", p.Name))
 		return nil
 	}
-	setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionExpired, true, smsv1.ReasonCodeChanged, fmt.Sprintf("plugin %s's code changed since this decision", p.Name))
+	if reason, msg := declarationMismatch(a, &p); reason == smsv1.ReasonDeclarationChanged {
+		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionExpired, true, reason, msg)
+	}
 	return nil
 }
 
@@ -104,6 +115,10 @@ func (r *ApprovalReconciler) reconcile(ctx context.Context, a *smsv1.Approval) (
 	}
 	if h := codeHashOf(&p); h != "" && h != a.Spec.CodeHash {
 		r.expire(a, smsv1.ReasonCodeChanged, fmt.Sprintf("plugin %s's code changed since this approval was asked for; a new Approval asks about the new code", p.Name))
+		return ctrl.Result{}, nil
+	}
+	if reason, msg := declarationMismatch(a, &p); reason != "" {
+		r.expire(a, reason, msg)
 		return ctrl.Result{}, nil
 	}
 	var t smsv1.Tenant
@@ -161,6 +176,19 @@ func (r *ApprovalReconciler) awaiting(ctx context.Context, a *smsv1.Approval, t 
 		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionDenied, false, smsv1.ReasonAwaitingDecision, msg)
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
+	return r.denyLate(ctx, a, t, ttl)
+}
+
+// denyLate denies an approval nobody decided within ttl: first it records
+// the denial as on its way, then it carries it to the kernel.
+func (r *ApprovalReconciler) denyLate(ctx context.Context, a *smsv1.Approval, t *smsv1.Tenant, ttl time.Duration) (ctrl.Result, error) {
+	if !deciding(a) {
+		// Recorded before the kernel hears of it, so a Plugin that sees
+		// the request gone knows a denial is on its way (see settled).
+		msg := fmt.Sprintf("no decision within the approval TTL of %s: denying it", ttl)
+		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonTTLExpired, msg)
+		return ctrl.Result{RequeueAfter: time.Second}, nil // the status change requeues it first
+	}
 	kc, err := r.kernelFor(ctx, t)
 	if err != nil {
 		return ctrl.Result{RequeueAfter: r.poll()}, nil
@@ -195,7 +223,7 @@ func (r *ApprovalReconciler) apply(ctx context.Context, a *smsv1.Approval, kc *a
 		r.expire(a, smsv1.ReasonCodeChanged, "the kernel's pending approval is bound to other code: "+err.Error())
 		return nil
 	case adminv1.IsNotFound(err):
-		if done, derr := r.alreadyApplied(ctx, a, kc); derr != nil || !done {
+		if done, derr := r.alreadyApplied(ctx, a, kc, id); derr != nil || !done {
 			if derr == nil {
 				r.expire(a, smsv1.ReasonCodeChanged, "the kernel no longer waits for this approval")
 			}
@@ -210,29 +238,32 @@ func (r *ApprovalReconciler) apply(ctx context.Context, a *smsv1.Approval, kc *a
 
 // preApproved applies an Approval written ahead of the submission (for
 // example kept in git next to its Plugin): it waits until the kernel holds
-// the plugin's code for approval, and does nothing when the code mounted
-// without needing one.
+// the plugin's code for approval under the declaration the Approval names
+// (reconcile has checked it is the Plugin's), and does nothing when the
+// code mounted without needing one. A request for the same code under
+// another declaration is not this Approval's to answer.
 func (r *ApprovalReconciler) preApproved(ctx context.Context, a *smsv1.Approval, kc *adminv1.Client) (ctrl.Result, error) {
 	s, err := r.view(ctx, kc, a.Spec.PluginID)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if pending := pendingFor(s, a.Spec.PluginID, a.Spec.CodeHash); pending != nil {
+	if pending := pendingOf(s, a.Spec.PluginID, a.Spec.CodeHash, *a.Spec.Declaration); pending != nil {
 		return ctrl.Result{}, r.apply(ctx, a, kc, pending.ID)
 	}
 	if f := fiberOf(s); f.ID != "" && f.CodeHash == a.Spec.CodeHash && a.Spec.Decision == smsv1.DecisionApproved {
 		r.decided(a, a.Annotations[smsv1.AnnotationDecidedBy])
 		return ctrl.Result{}, nil
 	}
-	msg := "decided ahead; waiting for the kernel to ask about this code"
+	msg := "decided ahead; waiting for the kernel to ask about this code and declaration"
 	setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonAwaitingDecision, msg)
 	return ctrl.Result{RequeueAfter: r.poll()}, nil
 }
 
 // alreadyApplied reports whether an approval the kernel no longer has was
 // applied before (a restart between the kernel's answer and the status
-// update): the approved code runs, or the denied code does not wait.
-func (r *ApprovalReconciler) alreadyApplied(ctx context.Context, a *smsv1.Approval, kc *adminv1.Client) (bool, error) {
+// update): the approved code runs, or the denied request (kernel
+// approval id) does not wait.
+func (r *ApprovalReconciler) alreadyApplied(ctx context.Context, a *smsv1.Approval, kc *adminv1.Client, id string) (bool, error) {
 	s, err := r.view(ctx, kc, a.Spec.PluginID)
 	if err != nil {
 		return false, err
@@ -241,7 +272,7 @@ func (r *ApprovalReconciler) alreadyApplied(ctx context.Context, a *smsv1.Approv
 		f := fiberOf(s)
 		return f.ID != "" && f.CodeHash == a.Spec.CodeHash, nil
 	}
-	return pendingFor(s, a.Spec.PluginID, a.Spec.CodeHash) == nil, nil
+	return pendingByID(s, id) == nil, nil
 }
 
 // decided records an applied decision.

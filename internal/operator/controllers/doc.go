@@ -4,7 +4,9 @@
 // goroutine on its event stream; PluginReconciler submits Plugins to their
 // tenant's kernel and maps the judge's verdict to kstatus conditions;
 // ApprovalReconciler carries a human's decision to the kernel, bound to
-// the exact code it was asked about; and the Mirror keeps a Plugin object
+// the kernel's request, the exact code and the declaration it was asked
+// about (one Approval per request: approval_request.go; declarations:
+// declaration.go); and the Mirror keeps a Plugin object
 // for every plugin the agent made inside a kernel.
 //
 // One owner per field: a Plugin from git owns its kernel plugin (the

@@ -270,7 +270,8 @@ func TestPreApprovalBySelfRefused(t *testing.T) {
 	ctx := context.Background()
 	ahead := &smsv1.Approval{ObjectMeta: metav1.ObjectMeta{Name: "hello-ahead", Namespace: w.ns},
 		Spec: smsv1.ApprovalSpec{PluginRef: corev1.LocalObjectReference{Name: "hello"}, PluginID: "agent.hello",
-			CodeHash: kernel.HashCode([]byte(routeCode)), Decision: smsv1.DecisionApproved}}
+			CodeHash: kernel.HashCode([]byte(routeCode)), Declaration: &smsv1.Declaration{Points: []string{"route"}},
+			Decision: smsv1.DecisionApproved}}
 	w.must(alice.Create(ctx, ahead))
 	w.plugin(alice, "hello", "agent.hello", routeCode)
 	w.eventually("the self-approval expired", func() error {
@@ -293,7 +294,11 @@ func TestPreApprovalBySelfRefused(t *testing.T) {
 // out, and the plugin is Stalled until its spec changes. The operator
 // resyncs once an hour here: the approval controller requeues itself at
 // the deadline. Seen failing with the deadline requeue replaced by the
-// resync period (the approval still waited after 30 s).
+// resync period (the approval still waited after 30 s). The denial is
+// the plugin's last word: the kernel holds no request for it and no other
+// Approval asks. Seen failing with the Plugin reconciler reading the
+// Approval from its cache only (settled): it saw the kernel's request gone
+// before the denial, submitted the code again, and every TTL asked anew.
 func TestApprovalTTLDenies(t *testing.T) {
 	testenv.Need(t)
 	w := newWorld(t)
@@ -312,4 +317,13 @@ func TestApprovalTTLDenies(t *testing.T) {
 		return nil
 	})
 	w.waitPlugin("hello", map[string]bool{smsv1.ConditionReady: false, smsv1.ConditionStalled: true, smsv1.ConditionMounted: false})
+	s, err := w.kernel("acme").PluginStatus(context.Background(), "agent.hello")
+	if err != nil && !adminv1.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	var list smsv1.ApprovalList
+	w.must(w.admin.List(context.Background(), &list, client.InNamespace(w.ns)))
+	if len(s.Pending) != 0 || len(list.Items) != 1 {
+		t.Fatalf("kernel holds %d requests, %d Approvals exist; want none and the denied one", len(s.Pending), len(list.Items))
+	}
 }

@@ -20,6 +20,11 @@ const (
 	indexPluginCodeFrom = "spec.codeFrom.name"
 	// indexApprovalPlugin indexes Approvals by spec.pluginRef.name.
 	indexApprovalPlugin = "spec.pluginRef.name"
+	// indexApprovalKernel indexes the Approvals the operator made by
+	// "<spec.pluginRef.name>/<spec.kernelApprovalId>": the kernel request
+	// they answer (kernel approval ids are per tenant, Plugins per
+	// namespace).
+	indexApprovalKernel = "sms.kernelApproval"
 	// indexTenantRefs indexes Tenants by the Secrets ("secret/<name>")
 	// and ConfigMaps ("configmap/<name>") they reference.
 	indexTenantRefs = "sms.references"
@@ -78,13 +83,25 @@ func addIndexes(ctx context.Context, idx client.FieldIndexer) error {
 	if err != nil {
 		return err
 	}
-	return idx.IndexField(ctx, &smsv1.Approval{}, indexApprovalPlugin, func(o client.Object) []string {
+	err = idx.IndexField(ctx, &smsv1.Approval{}, indexApprovalPlugin, func(o client.Object) []string {
 		if a, ok := o.(*smsv1.Approval); ok {
 			return []string{a.Spec.PluginRef.Name}
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return idx.IndexField(ctx, &smsv1.Approval{}, indexApprovalKernel, func(o client.Object) []string {
+		if a, ok := o.(*smsv1.Approval); ok && a.Spec.KernelApprovalID != "" {
+			return []string{kernelApproval(a.Spec.PluginRef.Name, a.Spec.KernelApprovalID)}
+		}
+		return nil
+	})
 }
+
+// kernelApproval is the value of indexApprovalKernel.
+func kernelApproval(plugin, id string) string { return plugin + "/" + id }
 
 // pluginsOf lists the Plugins in ns whose field matches value.
 func (d *Deps) pluginsOf(ctx context.Context, ns, field, value string) ([]smsv1.Plugin, error) {
@@ -99,5 +116,13 @@ func (d *Deps) pluginsOf(ctx context.Context, ns, field, value string) ([]smsv1.
 func (d *Deps) approvalsOf(ctx context.Context, ns, plugin string) ([]smsv1.Approval, error) {
 	var list smsv1.ApprovalList
 	err := d.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{indexApprovalPlugin: plugin})
+	return list.Items, err
+}
+
+// approvalsByKernelID lists the Approvals in ns the operator made for
+// Plugin plugin's kernel approval id, whatever their state.
+func (d *Deps) approvalsByKernelID(ctx context.Context, ns, plugin, id string) ([]smsv1.Approval, error) {
+	var list smsv1.ApprovalList
+	err := d.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{indexApprovalKernel: kernelApproval(plugin, id)})
 	return list.Items, err
 }

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
@@ -222,7 +223,7 @@ func upToDate(p *smsv1.Plugin, c kernelCopy, e edits) bool {
 // personEditPending reports whether a person changed the Plugin's spec
 // and the kernel has not seen the change yet: mirroring now would undo it.
 func personEditPending(p *smsv1.Plugin, c kernelCopy, e edits) bool {
-	if e.edited && p.Status.Submission != specKey(p) {
+	if e.edited && !submitted(p, specKey(p)) {
 		return true
 	}
 	return e.toggled && c.fiber != nil && c.fiber.Enabled != specEnabled(p)
@@ -231,9 +232,25 @@ func personEditPending(p *smsv1.Plugin, c kernelCopy, e edits) bool {
 // gone deletes an agent-made Plugin whose plugin the kernel uninstalled.
 // One the kernel never installed (it waited for a human and was denied)
 // stays, with its Approval, as the record of that decision.
+//
+// The uninstall finalizer goes first: the kernel has nothing to uninstall,
+// and a finalizer left on would uninstall by id whatever the agent
+// installed under that id between this read and the finalizer's turn.
+// Both writes are onto the version read, so a Plugin changed since is left
+// to the next sync.
 func (m *Mirror) gone(ctx context.Context, p *smsv1.Plugin) error {
 	if !p.DeletionTimestamp.IsZero() || p.Annotations[smsv1.AnnotationKernelInstalled] != "true" {
 		return nil
+	}
+	if controllerutil.ContainsFinalizer(p, smsv1.FinalizerUninstall) {
+		p = p.DeepCopy()
+		controllerutil.RemoveFinalizer(p, smsv1.FinalizerUninstall)
+		if err := m.Client.Update(ctx, p, client.FieldOwner(MirrorFieldOwner)); err != nil {
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("release uninstalled agent plugin %s: %w", p.Name, err)
+		}
 	}
 	if err := m.Client.Delete(ctx, p, client.Preconditions{ResourceVersion: &p.ResourceVersion}); err != nil && !apierrors.IsNotFound(err) {
 		if apierrors.IsConflict(err) {

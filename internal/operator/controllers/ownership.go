@@ -47,6 +47,16 @@ func specKey(p *smsv1.Plugin) string {
 	return submissionKey(judge.Plugin{Manifest: m, Code: *p.Spec.Code})
 }
 
+// submitted reports whether the Plugin's spec, whose submission key is
+// key, was already submitted (or, for an agent-made Plugin, observed in
+// the kernel) at its current generation. A key recorded for an earlier
+// generation does not count: a person who reverts the spec to a
+// submission made before asks again, or the kernel's newer copy would be
+// mirrored over the revert.
+func submitted(p *smsv1.Plugin, key string) bool {
+	return key != "" && p.Status.Submission == key && p.Status.SubmittedGeneration == p.Generation
+}
+
 // specEnabled is spec.enabled with its default.
 func specEnabled(p *smsv1.Plugin) bool { return p.Spec.Enabled == nil || *p.Spec.Enabled }
 

@@ -2,9 +2,6 @@ package controllers
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -81,7 +78,8 @@ func (r *PluginReconciler) announce(before, p *smsv1.Plugin) {
 	}
 	switch v.Result {
 	case string(judge.StatusRejected):
-		r.event(p, true, smsv1.GateReason(v.Gate), v.Message)
+		reason, _ := rejection(judge.Verdict{Gate: v.Gate})
+		r.event(p, true, reason, v.Message)
 	case string(judge.StatusPending):
 		r.event(p, false, smsv1.ReasonPendingApproval, v.Message)
 	default:
@@ -119,7 +117,7 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 		}
 		rn.view.Fiber = &f
 	}
-	existing, err := r.approvalOf(ctx, p, rn.hash)
+	existing, err := r.approvalOf(ctx, rn)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -131,7 +129,7 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 	if err != nil || !known {
 		return ctrl.Result{}, err // unknown: the kernel moved on; the mirror updates the spec, which wakes this
 	}
-	p.Status.CodeHash, p.Status.Submission = rn.hash, rn.key
+	p.Status.CodeHash, p.Status.Submission, p.Status.SubmittedGeneration = rn.hash, rn.key, p.Generation
 	p.Status.Verdict = &smsv1.Verdict{Result: string(v.Status), Gate: v.Gate, Message: v.Reason}
 	fiber := fiberOf(rn.view)
 	if v.Status == judge.StatusMounted && (p.Labels[smsv1.LabelOrigin] != string(smsv1.OriginAgent) || rn.edits.edited) {
@@ -140,7 +138,7 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 		}
 	}
 	if v.Status == judge.StatusPending {
-		if err := r.ensureApproval(ctx, p, pendingFor(rn.view, p.Spec.ID, rn.hash)); err != nil {
+		if err := r.ensureApproval(ctx, rn); err != nil {
 			return ctrl.Result{}, err
 		}
 	} else {
@@ -179,16 +177,23 @@ func (r *PluginReconciler) verdict(ctx context.Context, rn *run) (judge.Verdict,
 	// An agent-made Plugin shows what the kernel holds unless a person's
 	// edit is still to be submitted: one the kernel already judged is never
 	// submitted again, or it would undo what the agent did since.
-	if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) && (!edited || p.Status.Submission == rn.key) {
+	if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) && (!edited || submitted(p, rn.key)) {
 		v, known := observedVerdict(p, rn.view, rn.hash)
 		return v, known, nil
 	}
 	v, err := r.submitOnce(ctx, rn)
+	if adminv1.IsRefused(err) {
+		// The kernel refused the request itself: the same spec gets the
+		// same answer, so it is recorded as this submission's verdict and
+		// only a new spec is submitted again.
+		v, err = refusedVerdict(p, rn.hash, err), nil
+	}
 	if err != nil {
 		return v, false, r.unreachable(p, err)
 	}
-	if edited && p.Status.Submission != rn.key {
+	if edited && !submitted(p, rn.key) {
 		r.event(p, false, "ChangedByPerson", fmt.Sprintf("%s changed the spec of this agent-made plugin; the kernel follows it", requester(p)))
+		p.Status.LastEdit = &smsv1.Edit{Generation: p.Generation, By: requester(p), Result: string(v.Status), Message: verdictMessage(v)}
 	}
 	return v, true, nil
 }
@@ -244,7 +249,7 @@ func observedVerdict(p *smsv1.Plugin, s adminv1.PluginStatus, hash string) (judg
 // knownVerdict returns the kernel's verdict on this exact submission when
 // it was already made, so nothing is submitted twice.
 func knownVerdict(p *smsv1.Plugin, s adminv1.PluginStatus, hash, key string) (judge.Verdict, bool) {
-	if p.Status.Submission != key {
+	if !submitted(p, key) {
 		return judge.Verdict{}, false
 	}
 	if v, ok := observedVerdict(p, s, hash); ok {
@@ -316,8 +321,13 @@ func (r *PluginReconciler) plugin(ctx context.Context, p *smsv1.Plugin) (judge.P
 		return judge.Plugin{Manifest: m, Code: *p.Spec.Code}, nil
 	}
 	ref := p.Spec.CodeFrom
-	if ref == nil {
+	if ref == nil || p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) {
+		// The webhook refuses codeFrom on an agent-made Plugin; this holds
+		// where it does not run.
 		err := errors.New("one of spec.code and spec.codeFrom is required")
+		if ref != nil {
+			err = errors.New("spec.codeFrom: an agent-made plugin's code is mirrored inline; edit spec.code instead")
+		}
 		r.stalled(p, smsv1.ReasonInvalidSpec, err.Error())
 		return judge.Plugin{}, reconcile.TerminalError(err)
 	}
@@ -332,34 +342,6 @@ func (r *PluginReconciler) plugin(ctx context.Context, p *smsv1.Plugin) (judge.P
 		return judge.Plugin{}, errWait
 	}
 	return judge.Plugin{Manifest: m, Code: code}, nil
-}
-
-// manifestOf is the kernel manifest the Plugin's spec describes.
-func manifestOf(p *smsv1.Plugin) (kernel.Manifest, error) {
-	m := kernel.Manifest{ID: p.Spec.ID, Version: p.Spec.Version, Description: p.Spec.Description,
-		Inject: p.Spec.Inject, Optional: p.Spec.Optional, Provide: p.Spec.Provide, Scopes: p.Spec.Scopes, Points: p.Spec.Points}
-	if len(p.Spec.Contributes) > 0 {
-		m.Contributes = map[string][]any{}
-		for point, items := range p.Spec.Contributes {
-			m.Contributes[point] = []any{} // an empty list still declares the point
-			for _, item := range items {
-				var v any
-				if err := json.Unmarshal(item.Raw, &v); err != nil {
-					return m, fmt.Errorf("spec.contributes[%s]: %w", point, err)
-				}
-				m.Contributes[point] = append(m.Contributes[point], v)
-			}
-		}
-	}
-	return m, nil
-}
-
-// submissionKey identifies a submission (manifest and code) so the same
-// one is never submitted twice.
-func submissionKey(p judge.Plugin) string {
-	raw, _ := json.Marshal(p)
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:16])
 }
 
 // fiberOf is the plugin's fiber, or the zero view when none is installed.

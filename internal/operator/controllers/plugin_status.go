@@ -1,33 +1,16 @@
 package controllers
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 )
-
-// ApprovalName is the name of the Approval of a plugin's code: the same
-// code always gets the same Approval, so it is never created twice.
-func ApprovalName(plugin, codeHash string) string {
-	h := strings.TrimPrefix(codeHash, "sha256:")
-	if len(h) > 10 {
-		h = h[:10]
-	}
-	name := plugin
-	if len(name) > 240 {
-		name = name[:240]
-	}
-	return name + "-" + h
-}
 
 // waiting reports that the plugin waits on something other than the judge.
 func (r *PluginReconciler) waiting(p *smsv1.Plugin, reason, msg string) {
@@ -70,7 +53,8 @@ func setProgress(p *smsv1.Plugin) {
 // stalledReason reports whether a Ready=False reason needs a spec change.
 func stalledReason(reason string) bool {
 	switch reason {
-	case smsv1.ReasonInvalidSpec, smsv1.ReasonDenied, smsv1.ReasonFailed, smsv1.ReasonRolledBack, smsv1.ReasonRejected:
+	case smsv1.ReasonInvalidSpec, smsv1.ReasonDenied, smsv1.ReasonFailed, smsv1.ReasonRolledBack, smsv1.ReasonRejected,
+		smsv1.ReasonKernelRefused:
 		return true
 	}
 	return strings.HasPrefix(reason, "Gate")
@@ -99,8 +83,7 @@ func setPluginConditions(p *smsv1.Plugin, v judge.Verdict, f kernel.FiberView, a
 		setCond(conds, gen).to(smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, v.Reason)
 		setCond(conds, gen).to(smsv1.ConditionApproved, false, smsv1.ReasonPendingApproval, v.Reason)
 	default:
-		reason := smsv1.GateReason(v.Gate)
-		msg := fmt.Sprintf("rejected by the %s gate: %s", v.Gate, v.Reason)
+		reason, msg := rejection(v)
 		setCond(conds, gen).to(smsv1.ConditionJudged, false, reason, msg)
 		setCond(conds, gen).to(smsv1.ConditionApproved, false, reason, msg)
 	}
@@ -151,7 +134,8 @@ func notMountedReason(v judge.Verdict) string {
 		if v.RolledBack {
 			return smsv1.ReasonRolledBack
 		}
-		return smsv1.GateReason(v.Gate)
+		reason, _ := rejection(v)
+		return reason
 	}
 	return smsv1.ReasonFailed
 }
@@ -162,27 +146,6 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
-}
-
-// approvalOf returns the Approval of the plugin's code, or nil. Besides
-// the one the operator creates, a human may have applied one ahead (a
-// pre-approved Approval in git); a decided one wins.
-func (r *PluginReconciler) approvalOf(ctx context.Context, p *smsv1.Plugin, hash string) (*smsv1.Approval, error) {
-	approvals, err := r.approvalsOf(ctx, p.Namespace, p.Name)
-	if err != nil {
-		return nil, err
-	}
-	var found *smsv1.Approval
-	for i := range approvals {
-		a := &approvals[i]
-		if a.Spec.CodeHash != hash || !a.DeletionTimestamp.IsZero() || meta.IsStatusConditionTrue(a.Status.Conditions, smsv1.ConditionExpired) {
-			continue
-		}
-		if found == nil || (found.Spec.Decision == "" && a.Spec.Decision != "") {
-			found = a
-		}
-	}
-	return found, nil
 }
 
 // setDenied reports a plugin whose code a human (or the TTL) denied.
@@ -201,39 +164,3 @@ func setDenied(p *smsv1.Plugin, hash string, a *smsv1.Approval, f kernel.FiberVi
 	setMounted(p, judge.Verdict{Status: judge.StatusRejected, Gate: judge.GateApproval}, f)
 	setCond(&p.Status.Conditions, gen).to(smsv1.ConditionReady, false, smsv1.ReasonDenied, msg)
 }
-
-// ensureApproval creates the Approval of a pending submission, owned by
-// the plugin, and points the status at it.
-func (r *PluginReconciler) ensureApproval(ctx context.Context, p *smsv1.Plugin, pending *judge.Approval) error {
-	if pending == nil {
-		return nil
-	}
-	existing, err := r.approvalOf(ctx, p, pending.CodeHash)
-	if err != nil {
-		return err
-	}
-	name := ApprovalName(p.Name, pending.CodeHash)
-	if existing != nil {
-		p.Status.ApprovalRef = &corev1.LocalObjectReference{Name: existing.Name}
-		return nil
-	}
-	p.Status.ApprovalRef = &corev1.LocalObjectReference{Name: name}
-	a := &smsv1.Approval{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: p.Namespace,
-			Labels: map[string]string{smsv1.LabelTenant: p.Spec.TenantRef.Name, labelPlugin: p.Name}},
-		Spec: smsv1.ApprovalSpec{PluginRef: corev1.LocalObjectReference{Name: p.Name}, PluginID: pending.PluginID,
-			CodeHash: pending.CodeHash, KernelApprovalID: pending.ID, Reasons: pending.Reasons,
-			RequestedBy: pending.RequestedBy},
-	}
-	if err := controllerutil.SetControllerReference(p, a, r.Scheme); err != nil {
-		return err
-	}
-	if err := r.Client.Create(ctx, a); err != nil {
-		return fmt.Errorf("create approval %s: %w", name, err)
-	}
-	r.event(p, false, "ApprovalRequested", fmt.Sprintf("approval %s asks for a human: %s", name, strings.Join(pending.Reasons, ", ")))
-	return nil
-}
-
-// labelPlugin labels an Approval with its Plugin's name.
-const labelPlugin = "sms.dev/plugin"

@@ -30,6 +30,9 @@ func (m *pluginMutator) Handle(_ context.Context, req admission.Request) admissi
 	if err := m.decoder.Decode(req, &plugin); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
+	if refusal := agentCodeFrom(&plugin); refusal != "" {
+		return admission.Denied(refusal)
+	}
 	requester := present(req.UserInfo.Username)
 	if req.Operation == admissionv1.Update {
 		var old smsv1.Plugin
@@ -62,4 +65,18 @@ func finalizerOps(current []string, finalizer string) []patchOp {
 		return []patchOp{{Op: "add", Path: "/metadata/finalizers", Value: []string{finalizer}}}
 	}
 	return []patchOp{{Op: "add", Path: "/metadata/finalizers/-", Value: finalizer}}
+}
+
+// agentCodeFrom returns why an agent-made Plugin may not take its code
+// from a ConfigMap, or "". The kernel owns such a Plugin's spec and the
+// mirror writes its code inline; with codeFrom a person's edit could never
+// be compared with the kernel's copy, and the mirror would stop for good.
+// (A mutating webhook may refuse: this rides the one Plugins already
+// have.)
+func agentCodeFrom(p *smsv1.Plugin) string {
+	if p.Labels[smsv1.LabelOrigin] != string(smsv1.OriginAgent) || p.Spec.CodeFrom == nil {
+		return ""
+	}
+	return "spec.codeFrom: plugin " + p.Name + " is agent-made (label " + smsv1.LabelOrigin + "=" + string(smsv1.OriginAgent) +
+		"), whose code the kernel owns and the operator mirrors inline: edit spec.code instead, or remove the label to make it a plugin of your own"
 }

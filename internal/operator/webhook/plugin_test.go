@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
 )
@@ -114,4 +116,36 @@ func TestPluginFinalizerOnlyWhereReconciled(t *testing.T) {
 	if len(p.Finalizers) != 0 {
 		t.Errorf("finalizers of a Plugin no operator reconciles: got %v, want none", p.Finalizers)
 	}
+}
+
+// An agent-made Plugin keeps its code inline: the webhook refuses
+// spec.codeFrom on one, whether a person creates it so or edits the
+// mirror's copy, and says what to do instead; a Plugin of a person's own
+// may take its code from a ConfigMap. Seen failing with agentCodeFrom left
+// out of pluginMutator.Handle (both writes were admitted, and the mirror
+// of the edited one stopped for good).
+func TestAgentPluginRefusesCodeFrom(t *testing.T) {
+	testenv.Need(t)
+	serve(t)
+	ns := newNamespace(t, false)
+	alice := as(t, "alice")
+	fromConfigMap := func(p *smsv1.Plugin) {
+		p.Spec.Code = nil
+		p.Spec.CodeFrom = &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "code"}, Key: "main.js"}
+	}
+	agentMade := func(p *smsv1.Plugin) { p.Labels = map[string]string{smsv1.LabelOrigin: string(smsv1.OriginAgent)} }
+
+	created := newPlugin(ns, "created", nil)
+	agentMade(created)
+	fromConfigMap(created)
+	checkErr(t, alice.Create(t.Context(), created), "spec.codeFrom: plugin created is agent-made")
+
+	mirrored := newPlugin(ns, "mirrored", nil)
+	agentMade(mirrored)
+	must(t, as(t, operator).Create(t.Context(), mirrored))
+	checkErr(t, update(t, alice, mirrored, fromConfigMap), "edit spec.code instead")
+
+	own := newPlugin(ns, "own", nil)
+	fromConfigMap(own)
+	must(t, alice.Create(t.Context(), own))
 }

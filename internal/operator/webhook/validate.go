@@ -8,6 +8,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,7 +45,7 @@ func (v *approvalValidator) Handle(ctx context.Context, req admission.Request) a
 		return admission.Allowed("")
 	}
 	if field := rebound(old, approval); field != "" {
-		return admission.Denied(fmt.Sprintf("spec.%s cannot change: an Approval stays bound to the plugin and code it asks about "+
+		return admission.Denied(fmt.Sprintf("spec.%s cannot change: an Approval stays bound to the plugin, code and declaration it asks about "+
 			"(only spec.decision and spec.message are for people to set)", field))
 	}
 	if !decides(old, approval) {
@@ -145,9 +146,9 @@ func (v *approvalValidator) get(ctx context.Context, namespace, name string, obj
 }
 
 // rebound names the first binding field of the Approval an update changes:
-// the plugin, code, kernel approval, reasons or requester it was created
-// with. Editing them could point a decision at other code, or dodge the
-// self-approval rule.
+// the plugin, code, declaration, kernel approval, reasons or requester it
+// was created with. Editing them could point a decision at other code or a
+// wider declaration, or dodge the self-approval rule.
 func rebound(old, cur *smsv1.Approval) string {
 	if old == nil {
 		return ""
@@ -162,6 +163,8 @@ func rebound(old, cur *smsv1.Approval) string {
 		return "codeHash"
 	case o.KernelApprovalID != c.KernelApprovalID:
 		return "kernelApprovalId"
+	case !equality.Semantic.DeepEqual(o.Declaration, c.Declaration):
+		return "declaration"
 	case o.RequestedBy != c.RequestedBy:
 		return "requestedBy"
 	case !slices.Equal(o.Reasons, c.Reasons):

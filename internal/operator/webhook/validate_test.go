@@ -117,8 +117,9 @@ func raw(t *testing.T, a *smsv1.Approval) runtime.RawExtension {
 // TestApprovalStaysBound: nobody but the operator may repoint an Approval
 // at other code or another plugin, or rewrite who requested it (alice
 // could otherwise point pluginRef at a missing Plugin and approve her own
-// code). Seen failing with rebound always answering "": every case below
-// was allowed.
+// code), nor widen the declaration a decision covers. Seen failing with
+// rebound always answering "": every case below was allowed; the
+// declaration cases, with rebound not comparing declarations.
 func TestApprovalStaysBound(t *testing.T) {
 	testenv.Need(t)
 	serve(t)
@@ -131,6 +132,9 @@ func TestApprovalStaysBound(t *testing.T) {
 		{"pluginRef", "alice", func(a *smsv1.Approval) { a.Spec.PluginRef.Name = "missing" }, "spec.pluginRef cannot change"},
 		{"codeHash", "bob", func(a *smsv1.Approval) { a.Spec.CodeHash = "sha256:other" }, "spec.codeHash cannot change"},
 		{"requestedBy", "alice", func(a *smsv1.Approval) { a.Spec.RequestedBy = "carol" }, "spec.requestedBy cannot change"},
+		{"declaration", "bob", func(a *smsv1.Approval) { a.Spec.Declaration.Points = append(a.Spec.Declaration.Points, "schedule") },
+			"spec.declaration cannot change"},
+		{"declaration added", "bob", func(a *smsv1.Approval) { a.Spec.Declaration.Scopes = []string{"net"} }, "spec.declaration cannot change"},
 		{"message", "bob", func(a *smsv1.Approval) { a.Spec.Message = "looks fine" }, ""},
 		{"operator", operator, func(a *smsv1.Approval) { a.Spec.KernelApprovalID = "x" }, ""},
 	} {

@@ -175,6 +175,7 @@ func newApproval(ns, plugin, requestedBy string) *smsv1.Approval {
 			PluginRef:   corev1.LocalObjectReference{Name: plugin},
 			PluginID:    plugin,
 			CodeHash:    "sha256:0123",
+			Declaration: &smsv1.Declaration{Points: []string{"route"}},
 			RequestedBy: requestedBy,
 		},
 	}

@@ -73,6 +73,22 @@ func IsNotFound(err error) bool { return hasStatus(err, http.StatusNotFound) }
 // an approval decided with a code hash other than the one it is bound to.
 func IsConflict(err error) bool { return hasStatus(err, http.StatusConflict) }
 
+// IsRefused reports whether err is an *Error the same request would get
+// again: a 4xx other than 401 (a credential that may be rotated), 408, 425
+// and 429 (come back later). Such a request is not worth retrying until it
+// changes.
+func IsRefused(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || e.Status < 400 || e.Status > 499 {
+		return false
+	}
+	switch e.Status {
+	case http.StatusUnauthorized, http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
+		return false
+	}
+	return true
+}
+
 func hasStatus(err error, status int) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Status == status

@@ -3,6 +3,7 @@ package adminv1_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -289,5 +290,21 @@ func TestHealthy(t *testing.T) {
 	c := serve(t, baselinetest.Options{})
 	if err := c.Healthy(context.Background()); err != nil {
 		t.Fatalf("Healthy: %v", err)
+	}
+}
+
+// IsRefused tells a request the kernel will refuse again from one worth
+// retrying. Seen failing with every 4xx counted as refused (429 and 401
+// came out true).
+func TestIsRefused(t *testing.T) {
+	for status, want := range map[int]bool{400: true, 403: true, 409: true, 413: true, 401: false, 408: false,
+		425: false, 429: false, 500: false, 503: false} {
+		err := fmt.Errorf("submit: %w", &adminv1.Error{Status: status})
+		if got := adminv1.IsRefused(err); got != want {
+			t.Errorf("IsRefused(%d) = %t, want %t", status, got, want)
+		}
+	}
+	if adminv1.IsRefused(errors.New("connection refused")) {
+		t.Error("IsRefused(a transport error) = true, want false")
 	}
 }

@@ -1,0 +1,217 @@
+package controllers
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
+	"github.com/sms-baseline/sms/plugins/scheduler"
+)
+
+// DeclarationOf is manifest m's declaration as an Approval shows it: the
+// form a person reviews and a pre-approval names. It is the one conversion
+// from a manifest to a Declaration; two manifests the kernel would hold
+// to the same points, scopes, keys and declarative items give equal
+// Declarations, whatever the order of their lists.
+func DeclarationOf(m kernel.Manifest) smsv1.Declaration {
+	d := smsv1.Declaration{Points: m.DeclaredPoints(), Scopes: m.Scopes, Inject: m.Inject,
+		Optional: m.Optional, Provide: m.Provide}
+	for point, items := range m.Contributes {
+		for _, item := range items {
+			switch s, kind := itemText(point, item); kind {
+			case smshttp.RoutePoint:
+				d.Routes = append(d.Routes, s)
+			case scheduler.SchedulePoint:
+				d.Schedules = append(d.Schedules, s)
+			default:
+				d.Contributions = append(d.Contributions, s)
+			}
+		}
+	}
+	return normalDeclaration(d)
+}
+
+// itemText is a contributed item in a line, and the list it belongs to:
+// a route as "GET /path", a job as "name every 1m0s", anything else (or a
+// route or job with fields those forms leave out) as "point: {json}".
+func itemText(point string, item any) (string, string) {
+	obj, _ := item.(map[string]any)
+	switch point {
+	case smshttp.RoutePoint:
+		method, okM := obj["method"].(string)
+		path, okP := obj["path"].(string)
+		if okM && okP && onlyKeys(obj, "method", "path", "handler") {
+			return strings.ToUpper(method) + " " + path, point
+		}
+	case scheduler.SchedulePoint:
+		name, okN := obj["name"].(string)
+		every, okE := millis(obj["everyMs"])
+		if okN && okE && onlyKeys(obj, "name", "everyMs", "handler") {
+			return fmt.Sprintf("%s every %s", name, time.Duration(every)*time.Millisecond), point
+		}
+	}
+	raw, err := json.Marshal(item) // maps marshal with sorted keys: one text per item
+	if err != nil {
+		raw = []byte(fmt.Sprint(item))
+	}
+	return point + ": " + string(raw), ""
+}
+
+// millis reads a whole number of milliseconds: a float64 from JSON, or an
+// integer from a manifest built in Go.
+func millis(v any) (int64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return int64(n), n == float64(int64(n))
+	case int:
+		return int64(n), true
+	case int64:
+		return n, true
+	case json.Number:
+		i, err := n.Int64()
+		return i, err == nil
+	}
+	return 0, false
+}
+
+// onlyKeys reports whether obj has no key but keys.
+func onlyKeys(obj map[string]any, keys ...string) bool {
+	for k := range obj {
+		if !slices.Contains(keys, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// normalDeclaration sorts every list of d (a copy) and drops empty ones,
+// so that equal declarations compare equal however they were written.
+func normalDeclaration(d smsv1.Declaration) smsv1.Declaration {
+	norm := func(in []string) []string {
+		if len(in) == 0 {
+			return nil
+		}
+		out := slices.Clone(in)
+		slices.Sort(out)
+		return out
+	}
+	return smsv1.Declaration{Points: slices.Compact(norm(d.Points)), Scopes: slices.Compact(norm(d.Scopes)),
+		Inject: slices.Compact(norm(d.Inject)), Optional: slices.Compact(norm(d.Optional)),
+		Provide: slices.Compact(norm(d.Provide)), Routes: norm(d.Routes), Schedules: norm(d.Schedules),
+		Contributions: norm(d.Contributions)}
+}
+
+// declarationFields are a Declaration's lists by their field names.
+func declarationFields(d smsv1.Declaration) [][2]any {
+	return [][2]any{{"points", d.Points}, {"scopes", d.Scopes}, {"inject", d.Inject}, {"optional", d.Optional},
+		{"provide", d.Provide}, {"routes", d.Routes}, {"schedules", d.Schedules}, {"contributions", d.Contributions}}
+}
+
+// declarationDiff names what now declares beyond or short of was, field
+// by field ("points +schedule; scopes -net"), or "" when they are equal.
+func declarationDiff(was, now smsv1.Declaration) string {
+	a, b := declarationFields(normalDeclaration(was)), declarationFields(normalDeclaration(now))
+	var parts []string
+	for i := range a {
+		old, cur := a[i][1].([]string), b[i][1].([]string)
+		var ch []string
+		for _, s := range cur {
+			if !slices.Contains(old, s) {
+				ch = append(ch, "+"+s)
+			}
+		}
+		for _, s := range old {
+			if !slices.Contains(cur, s) {
+				ch = append(ch, "-"+s)
+			}
+		}
+		if len(ch) == 0 && !slices.Equal(old, cur) {
+			ch = append(ch, "a repeated item") // the same items, counted differently
+		}
+		if len(ch) > 0 {
+			parts = append(parts, a[i][0].(string)+" "+strings.Join(ch, " "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// DescribeDeclaration is d in a line, for messages: "points route,
+// schedule; scopes net", or "nothing" when it declares nothing.
+func DescribeDeclaration(d smsv1.Declaration) string {
+	var parts []string
+	for _, f := range declarationFields(normalDeclaration(d)) {
+		if l := f[1].([]string); len(l) > 0 {
+			parts = append(parts, f[0].(string)+" "+strings.Join(l, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// covers reports whether Approval a's declaration is d. An Approval the
+// operator made before Approvals recorded declarations (a kernel approval
+// id and no declaration) was bound to its declaration by the kernel and
+// covers any; a pre-approval without one covers none.
+func covers(a *smsv1.Approval, d smsv1.Declaration) bool {
+	if a.Spec.Declaration == nil {
+		return a.Spec.KernelApprovalID != ""
+	}
+	return declarationDiff(*a.Spec.Declaration, d) == ""
+}
+
+// pendingOf returns the kernel's pending request for plugin id's code
+// hash with declaration d, or nil. The judge keeps one request per
+// manifest and code, so the same code may wait under two declarations.
+func pendingOf(s adminv1.PluginStatus, id, hash string, d smsv1.Declaration) *judge.Approval {
+	for i := range s.Pending {
+		a := &s.Pending[i]
+		if a.PluginID == id && a.CodeHash == hash && declarationDiff(DeclarationOf(a.Manifest), d) == "" {
+			return a
+		}
+	}
+	return nil
+}
+
+// pendingByID returns the kernel's pending request with id, or nil.
+func pendingByID(s adminv1.PluginStatus, id string) *judge.Approval {
+	for i := range s.Pending {
+		if s.Pending[i].ID == id {
+			return &s.Pending[i]
+		}
+	}
+	return nil
+}
+
+// declarationMismatch returns why Approval a does not cover what Plugin p
+// now declares (a reason and a message naming the difference), or "".
+// A pre-approval must name a declaration; an Approval the operator made
+// before Approvals recorded one is left to the kernel, which bound it.
+func declarationMismatch(a *smsv1.Approval, p *smsv1.Plugin) (string, string) {
+	m, err := manifestOf(p)
+	declares := ""
+	if err == nil {
+		declares = fmt.Sprintf(" (%s)", DescribeDeclaration(DeclarationOf(m)))
+	}
+	switch {
+	case a.Spec.Declaration == nil && a.Spec.KernelApprovalID == "":
+		return smsv1.ReasonDeclarationMissing, fmt.Sprintf("a pre-approval must name the declaration it approves, and this one has no "+
+			"spec.declaration, so it is never applied; write a new Approval whose spec.declaration is what plugin %s declares%s",
+			p.Name, declares)
+	case a.Spec.Declaration == nil || err != nil:
+		return "", "" // bound by the kernel; or an invalid spec, submitted nowhere, the Plugin says why
+	}
+	if diff := declarationDiff(*a.Spec.Declaration, DeclarationOf(m)); diff != "" {
+		return smsv1.ReasonDeclarationChanged, fmt.Sprintf("plugin %s declares other than this approval covers (%s); "+
+			"a new Approval asks about what it declares now", p.Name, diff)
+	}
+	return "", ""
+}

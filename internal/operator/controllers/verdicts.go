@@ -1,0 +1,48 @@
+package controllers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
+)
+
+// gateKernel names, in a Plugin's verdict, the kernel's admin API itself
+// refusing a submission (a 4xx) before the judge saw it. It is no gate of
+// the judge's; its condition reason is smsv1.ReasonKernelRefused.
+const gateKernel = "kernel"
+
+// refusedVerdict is the verdict recorded for a submission the kernel
+// refused with err, so that the same spec is not submitted again.
+func refusedVerdict(p *smsv1.Plugin, hash string, err error) judge.Verdict {
+	msg := err.Error()
+	var e *adminv1.Error
+	if errors.As(err, &e) {
+		msg = fmt.Sprintf("%d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
+	}
+	return judge.Verdict{Status: judge.StatusRejected, PluginID: p.Spec.ID, Version: p.Spec.Version, CodeHash: hash,
+		Gate: gateKernel, Reason: msg}
+}
+
+// rejection is the condition reason and message of a rejected verdict.
+func rejection(v judge.Verdict) (reason, msg string) {
+	if v.Gate == gateKernel {
+		return smsv1.ReasonKernelRefused, "the kernel refused the submission: " + v.Reason
+	}
+	return smsv1.GateReason(v.Gate), fmt.Sprintf("rejected by the %s gate: %s", v.Gate, v.Reason)
+}
+
+// verdictMessage says in a line what a verdict means, for status.lastEdit.
+func verdictMessage(v judge.Verdict) string {
+	switch v.Status {
+	case judge.StatusMounted:
+		return "the judge mounted version " + v.Version
+	case judge.StatusPending:
+		return v.Reason
+	}
+	_, msg := rejection(v)
+	return msg
+}
