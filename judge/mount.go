@@ -55,11 +55,23 @@ func (j *Judge) mount(ctx context.Context, s *epoch, sub *Submission, approval s
 	s.api.Fault(FaultMounted)
 	s.mounted[m.ID] = key
 	v := Verdict{Status: StatusMounted, PluginID: m.ID, Version: m.Version, CodeHash: sub.CodeHash, Gate: GateMount, ApprovalID: approval}
-	if view, ok := s.api.Fiber(m.ID); ok && view.State != kernel.StateActive {
-		v.Reason = "installed; it activates once every key in inject is provided"
-	}
+	v.Reason = mountedReason(s.api.Kernel, m.ID)
 	j.opts.Logger.Info("Plugin mounted", "plugin", m.ID, "version", m.Version, "codeHash", sub.CodeHash)
 	return v, nil
+}
+
+// mountedReason says why a plugin just mounted is not active, or "": an
+// admin's disable holds (the kernel installs it disabled), or a key it
+// injects is missing.
+func mountedReason(k *kernel.Kernel, id string) string {
+	view, ok := k.Fiber(id)
+	switch {
+	case ok && view.Held:
+		return "installed disabled: " + id + " was disabled by an admin, and stays disabled until an admin enables it"
+	case ok && view.State != kernel.StateActive:
+		return "installed; it activates once every key in inject is provided"
+	}
+	return ""
 }
 
 // staged reports whether the kernel holds a staged mount of this code.

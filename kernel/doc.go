@@ -40,8 +40,9 @@
 //     plugin/mounted (written by hand, or before commits existed) needs a
 //     RestoreGuard's word, any guard may refuse a plugin, and what is left
 //     out is reported (plugin/restore_refused, a log line, a taint flag);
-//   - a disable holds unless it was made reversibly (DisableReversibly), and
-//     EnableReversible never undoes one that holds;
+//   - a disable holds unless it was made reversibly (DisableReversibly),
+//     EnableReversible never undoes one that holds, and a version proposed
+//     after it installs disabled and held until Enable;
 //   - system plugins stay enabled: Disable refuses them, and a log that says
 //     otherwise taints the kernel instead of stopping it from booting;
 //   - the event log is the source of truth: plugin/installed, plugin/mounted,

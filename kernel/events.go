@@ -112,7 +112,8 @@ type Target struct {
 	Installed bool     `json:"installed"` // false when only enable/disable was seen
 	Seq       int64    `json:"seq"`       // the event that first installed it
 	// Reversible: it is disabled by a disable that does not hold
-	// (Kernel.DisableReversibly).
+	// (Kernel.DisableReversibly). A disable that holds also holds for a
+	// version of an agent plugin installed after it, until plugin/enabled.
 	Reversible bool `json:"reversible,omitempty"`
 	// Committed: a plugin/mounted committed this install. An install
 	// without the staged flag (written before commits existed, or by hand)
@@ -155,10 +156,13 @@ func (f *Folded) apply(e Event) error {
 			return err
 		}
 		seq := e.Seq
-		if t := f.Targets[e.Plugin]; t.Installed {
-			seq = t.Seq
+		prev, seen := f.Targets[e.Plugin]
+		if prev.Installed {
+			seq = prev.Seq
 		}
-		t := Target{Manifest: d.Manifest, CodeHash: d.CodeHash, Trust: d.Trust, Enabled: true, Installed: true, Seq: seq}
+		// An admin's disable outlives a new version of an agent plugin.
+		held := seen && prev.held() && d.Trust == TrustAgent
+		t := Target{Manifest: d.Manifest, CodeHash: d.CodeHash, Trust: d.Trust, Enabled: !held, Installed: true, Seq: seq}
 		if d.Staged {
 			f.Staged[e.Plugin] = t
 		} else {

@@ -12,6 +12,10 @@ import (
 // EnableReversible, which refuses to undo a disable that holds. Whether a
 // disable holds is in the log (plugin/disabled's data), so it survives a
 // restart; a plugin/disabled without data (every disable before) holds.
+// A disable that holds also binds what is mounted after it under the same
+// id: Propose installs the new version disabled and held, and the log folds
+// the same way, so neither a submission in flight when an admin disabled
+// the plugin nor an approval decided after it enables it again.
 
 // toggle is what setEnabled does.
 type toggle struct {
@@ -63,4 +67,40 @@ func (k *Kernel) checkReversible(f *fiber, t toggle) (skip bool, err error) {
 			"%s was disabled by an admin: only a caller with the admin scope may enable it again", f.id))
 	}
 	return true, nil
+}
+
+// held reports whether t is disabled by a disable that holds.
+func (t Target) held() bool { return !t.Enabled && !t.Reversible }
+
+// setHolds records which agent ids the folded log says are held; the
+// caller holds k.mu.
+func (k *Kernel) setHolds(targets map[string]Target) {
+	k.holds = map[string]bool{}
+	for id, t := range targets {
+		if t.held() && !k.isSystemID(id) {
+			k.holds[id] = true
+		}
+	}
+}
+
+// noteHold records whether toggle t, just logged for f, leaves f held; the
+// caller holds k.mu.
+func (k *Kernel) noteHold(f *fiber, t toggle) {
+	if !t.enabled && !t.reversible && f.trust == TrustAgent {
+		k.holds[f.id] = true
+	} else {
+		delete(k.holds, f.id)
+	}
+}
+
+// heldLocked reports whether a disable that holds binds id: its fiber's or,
+// when it has none (a mount aborted, a restore refused), the log's. The
+// caller holds k.mu.
+func (k *Kernel) heldLocked(id string) bool {
+	k.reg.RLock()
+	defer k.reg.RUnlock()
+	if f := k.fibers[id]; f != nil && f.trust == TrustAgent {
+		return !f.enabled && !f.reversible
+	}
+	return k.holds[id]
 }

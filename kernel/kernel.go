@@ -47,7 +47,8 @@ type Kernel struct {
 
 	appended appendSignal // wakes readers waiting for the next event
 
-	mu sync.Mutex // serializes operations that change fibers (they run plugin code)
+	mu    sync.Mutex      // serializes operations that change fibers (they run plugin code)
+	holds map[string]bool // agent ids whose disable holds, as the log folds them; guarded by mu
 
 	reg       regMutex // guards everything below
 	keys      map[string]*keyEntry
@@ -68,7 +69,7 @@ func New(opts Options) *Kernel {
 		name: opts.Name, log: opts.Log, blobs: opts.Blobs, exec: opts.Executor,
 		logger: opts.Logger, now: opts.Now, rand: opts.Rand, faultFn: opts.Fault,
 		keys: map[string]*keyEntry{}, points: map[string]*pointEntry{}, fibers: map[string]*fiber{},
-		consumers: map[string][]*fiber{}, systemIDs: map[string]bool{},
+		consumers: map[string][]*fiber{}, systemIDs: map[string]bool{}, holds: map[string]bool{},
 		issued: map[string]MountAuthorization{}, used: map[string]bool{},
 	}
 	if k.name == "" {

@@ -90,6 +90,7 @@ func (k *Kernel) setEnabled(ctx context.Context, id string, t toggle) error {
 	if err := k.appendEvent(ctx, event, id, t.data()); err != nil {
 		return err
 	}
+	k.noteHold(f, t)
 	k.reg.Lock()
 	f.enabled = t.enabled
 	f.reversible = t.reversible && !t.enabled
@@ -123,6 +124,7 @@ func (k *Kernel) Uninstall(ctx context.Context, id string, force bool) error {
 	if f.trust == TrustSystem {
 		k.Taint(TaintForcedUninstall)
 	}
+	delete(k.holds, id)
 	k.deactivateTree(ctx, f)
 	k.reg.Lock()
 	k.removeLocked(f)
@@ -158,7 +160,9 @@ type Proposal struct {
 // belong to system fibers, stores the code by hash, records a staged
 // plugin/installed and settles. An existing agent fiber with the same id is
 // replaced (its old activation is undone first). It returns the fiber's
-// activation error, if any. The mount is staged: the caller commits it with
+// activation error, if any. When an admin's disable of the id holds (see
+// Disable), the new version installs disabled and held: that decision
+// stands until Enable. The mount is staged: the caller commits it with
 // Commit once it is satisfied, or undoes it with Abort; until then a restart
 // forgets it (see Restore).
 func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
@@ -188,7 +192,7 @@ func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
 		return err
 	}
 	k.Fault(FaultInstalled)
-	f := k.mount(ctx, p.Manifest, p.Code, true)
+	f := k.mount(ctx, p.Manifest, p.Code, !k.heldLocked(id))
 	k.reg.Lock()
 	f.staged = true
 	k.reg.Unlock()

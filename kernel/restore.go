@@ -39,6 +39,7 @@ func (k *Kernel) Restore(ctx context.Context) error {
 		return err
 	}
 	target := folded.Targets
+	k.setHolds(target)
 	refused := k.vetRestore(events, target)
 	k.reportRefused(ctx, refused, target)
 	ids := make([]string, 0, len(target))

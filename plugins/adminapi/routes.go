@@ -74,12 +74,13 @@ func (a *admin) submit(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	if err != nil {
 		return nil, err
 	}
-	// A new mount is enabled: over a plugin an admin disabled, it would
-	// undo that decision, which needs the admin scope.
+	// A new version of a plugin an admin disabled stays disabled (the
+	// kernel keeps the hold), but replacing the code an admin stopped is
+	// the admin's to do.
 	if who := smshttp.PrincipalFrom(ctx); who.Authenticated && !who.Has(smshttp.ScopeAdmin) {
 		if f, ok := a.k.Fiber(p.Manifest.ID); ok && f.Held {
 			return nil, smshttp.Errorf(smshttp.KindForbidden, fmt.Sprintf(
-				"%s was disabled by an admin: submitting it anew would enable it, which needs the admin scope", p.Manifest.ID))
+				"%s was disabled by an admin: submitting it anew replaces what an admin stopped, which needs the admin scope", p.Manifest.ID))
 		}
 	}
 	v, err := a.judge.Submit(ctx, p.Manifest, p.Code, by)

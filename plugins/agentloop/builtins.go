@@ -45,8 +45,9 @@ func (s *service) builtins() []Tool {
 }
 
 // submit is plugin_define: the plugin goes to the judge, the verdict back
-// to the model. A plugin an admin disabled is not defined anew (which would
-// enable it) for a caller without the admin scope.
+// to the model. A plugin an admin disabled is not defined anew (its code
+// replaced) for a caller without the admin scope; for one with it, the new
+// version stays disabled until an admin enables it (kernel.Propose).
 func (s *service) submit(ctx context.Context, input map[string]any) (any, error) {
 	c := callerOf(ctx)
 	if err := c.allow(toolDefine); err != nil {
@@ -63,7 +64,7 @@ func (s *service) submit(ctx context.Context, input map[string]any) (any, error)
 	if err := s.allowHeld(c, toolDefine, p.Manifest.ID); err != nil {
 		return nil, err
 	}
-	return s.judge.Submit(ctx, p.Manifest, p.Code, Requester)
+	return s.judge.Submit(ctx, p.Manifest, p.Code, c.requester())
 }
 
 // pluginInfo is one row of plugin_list.

@@ -12,7 +12,11 @@ import (
 // PluginID is the id of the agent loop plugin.
 const PluginID = "sms.agentloop"
 
-// Requester is who the judge sees submitting the agent's plugins.
+// Requester is who the judge sees submitting the agent's plugins for a
+// turn without a credential (an admin API without credentials, or a Go
+// caller). A credential's turn submits under the credential's name, as the
+// admin API does, so each chat user has their own share of what the judge
+// and the executor bound per requester.
 const Requester = "chat-agent"
 
 // Key is the system-only key whose value is the Service.

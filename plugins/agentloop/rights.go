@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
@@ -35,6 +36,17 @@ func callerOf(ctx context.Context) caller { return caller{smshttp.PrincipalFrom(
 // has reports whether the caller holds scope; an anonymous caller came
 // through an open API (or from Go) and holds every scope.
 func (c caller) has(scope smshttp.Scope) bool { return !c.Authenticated || c.Has(scope) }
+
+// requester names the caller to the judge: the credential's name, as the
+// admin API names its callers, so one chat user's pending approvals and
+// sandbox units count against their own bounds, not everyone's; Requester
+// for an anonymous caller, or a name the judge would not record.
+func (c caller) requester() string {
+	if !c.Authenticated || judge.ValidateDecider(c.Name) != nil {
+		return Requester
+	}
+	return c.Name
+}
 
 // allow refuses a tool call the caller's scopes do not cover.
 func (c caller) allow(tool string) error {
