@@ -15,6 +15,7 @@
 //     request, so a re-activated http plugin is served without a restart;
 //   - Close closes what New opened, once;
 //   - Serve bounds every listener: header, read, write and idle timeouts
-//     (streams exempt) and at most ServeOptions.MaxConnections connections
-//     held at once.
+//     (streams exempt), at most ServeOptions.MaxConnections connections
+//     held at once, and at most ServeOptions.MaxConnectionsPerAddress of
+//     them from one client, so that one client cannot starve the probes.
 package baseline

@@ -16,8 +16,8 @@ import (
 	"github.com/sms-baseline/sms/drivers/store/sqlite"
 )
 
-// ServeOptions configure Serve. The timeouts and the connection bound hold
-// on every listener; zero takes the default.
+// ServeOptions configure Serve. The timeouts and the connection bounds
+// hold on every listener; zero takes the default.
 type ServeOptions struct {
 	// TickEvery is how often the scheduler is ticked. Default one second.
 	TickEvery time.Duration
@@ -49,6 +49,14 @@ type ServeOptions struct {
 	// the operating system's listen queue and holds no file descriptor of
 	// the process. Default DefaultMaxConnections.
 	MaxConnections int
+	// MaxConnectionsPerAddress bounds the connections one client holds at
+	// once on each listener, so that one client cannot take every
+	// connection of MaxConnections and leave none for the probes. A
+	// connection from an address at its bound is closed at once rather
+	// than left waiting. An IPv4 client is counted by its address, an IPv6
+	// client by its /64 network. Keep it well below MaxConnections. Default
+	// DefaultMaxConnectionsPerAddress, or MaxConnections when that is less.
+	MaxConnectionsPerAddress int
 }
 
 // The defaults of ServeOptions.
@@ -58,6 +66,8 @@ const (
 	DefaultWriteTimeout      = 2 * time.Minute // a POST /api/chat turn answers within it; longer ones use the stream
 	DefaultIdleTimeout       = 30 * time.Second
 	DefaultMaxConnections    = 512
+
+	DefaultMaxConnectionsPerAddress = 64
 )
 
 func (o ServeOptions) withDefaults() ServeOptions {
@@ -75,6 +85,9 @@ func (o ServeOptions) withDefaults() ServeOptions {
 	if o.MaxConnections <= 0 {
 		o.MaxConnections = DefaultMaxConnections
 	}
+	if o.MaxConnectionsPerAddress <= 0 {
+		o.MaxConnectionsPerAddress = min(DefaultMaxConnectionsPerAddress, o.MaxConnections)
+	}
 	return o
 }
 
@@ -90,11 +103,11 @@ func (o ServeOptions) server(h http.Handler) *http.Server {
 func (b *Baseline) Serve(ctx context.Context, ln net.Listener, opts ServeOptions) error {
 	opts = opts.withDefaults()
 	servers := []*http.Server{opts.server(b)}
-	listeners := []net.Listener{limitListener(ln, opts.MaxConnections)}
+	listeners := []net.Listener{limitListener(ln, opts)}
 	if opts.Admin != nil {
 		servers[0].Handler = http.HandlerFunc(b.serveApp)
 		servers = append(servers, opts.server(b))
-		listeners = append(listeners, limitListener(opts.Admin, opts.MaxConnections))
+		listeners = append(listeners, limitListener(opts.Admin, opts))
 	}
 	served := make(chan error, len(servers))
 	for i, srv := range servers {

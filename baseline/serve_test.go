@@ -236,3 +236,64 @@ func TestStreamsOutliveTimeouts(t *testing.T) {
 		t.Fatalf("chat stream = %s, want the turn's text and done", got)
 	}
 }
+
+// dialFrom opens a raw connection to addr from the local address from
+// (another loopback address than 127.0.0.1 is another client), closed when
+// the test ends.
+func dialFrom(t *testing.T, from, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// healthz sends GET /healthz on c and reads the answer: its status, or
+// the error that ended the read.
+func healthz(t *testing.T, c net.Conn) (int, error) {
+	t.Helper()
+	_ = c.SetDeadline(time.Now().Add(time.Minute))
+	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: kernel\r\n\r\n"); err != nil {
+		return 0, err
+	}
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return 0, err
+	}
+	_ = res.Body.Close()
+	return res.StatusCode, nil
+}
+
+// One client holds at most MaxConnectionsPerAddress connections of a
+// listener: past it, its next connection is closed at once, while another
+// client (here 127.0.0.2) is still served below MaxConnections, and the
+// first client's place comes back once its connection closes.
+// Seen failing without the fix (only the listener's total bounded): the
+// second connection from 127.0.0.1 was answered with a 200.
+func TestServeBoundsConnectionsPerAddress(t *testing.T) {
+	s := serve(t, baselinetest.New(t, baselinetest.Options{}), baseline.ServeOptions{MaxConnections: 4, MaxConnectionsPerAddress: 1})
+	held := dialFrom(t, "127.0.0.1", s.app)
+	if status, err := healthz(t, held); status != http.StatusOK {
+		t.Fatalf("GET /healthz = %d, %v", status, err)
+	}
+	if status, err := healthz(t, dialFrom(t, "127.0.0.1", s.app)); err == nil {
+		t.Fatalf("a second connection from 127.0.0.1 was answered with %d, want it closed", status)
+	} else if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("a second connection from 127.0.0.1 waited instead of being closed: %v", err)
+	}
+	if status, err := healthz(t, dialFrom(t, "127.0.0.2", s.app)); status != http.StatusOK {
+		t.Fatalf("GET /healthz from 127.0.0.2 = %d, %v; want 200", status, err)
+	}
+	_ = held.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if status, _ := healthz(t, dialFrom(t, "127.0.0.1", s.app)); status == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a closed connection never gave 127.0.0.1 its place back")
+		}
+	}
+}

@@ -28,6 +28,10 @@ type Config struct {
 	// MaxConnections bounds the connections each listener holds at once
 	// (baseline.ServeOptions.MaxConnections); zero takes its default.
 	MaxConnections int
+	// MaxConnectionsPerAddress bounds the connections one client holds at
+	// once on each listener (baseline.ServeOptions.MaxConnectionsPerAddress);
+	// zero takes its default.
+	MaxConnectionsPerAddress int
 	// Executor is isolated or goja.
 	Executor string
 	// Model chooses the chat agent's model; a zero Model means none.
@@ -80,6 +84,9 @@ func (c Config) Args() []string {
 	add("admin-listen", c.AdminListen, "")
 	if c.MaxConnections != 0 {
 		args = append(args, "--max-connections="+strconv.Itoa(c.MaxConnections))
+	}
+	if c.MaxConnectionsPerAddress != 0 {
+		args = append(args, "--max-connections-per-address="+strconv.Itoa(c.MaxConnectionsPerAddress))
 	}
 	add("executor", c.Executor, Defaults.Executor)
 	add("model", c.Model.Provider, "")

@@ -10,19 +10,20 @@ import (
 // full sets every field of Config to something other than its default, so
 // that every flag appears in its Args.
 var full = Config{
-	Listen:          "0.0.0.0:9000",
-	Store:           "postgres://sms:secret@db:5432/sms",
-	Schema:          "tenant_a",
-	Name:            "tenant-a",
-	TokenFile:       "/var/run/sms/token",
-	TokenAuthFile:   "/var/run/sms/tokens.csv",
-	AdminListen:     "0.0.0.0:9001",
-	MaxConnections:  64,
-	Executor:        "goja",
-	Model:           Model{Provider: "openaicompat", Name: "llama3", BaseURL: "http://ollama:11434/v1", Script: "/etc/sms/turns.json", KeyFile: "/var/run/sms/model-key"},
-	AutoApprove:     true,
-	SensitivePoints: []string{"http.route", "tool"},
-	SensitiveScopes: []string{"net"},
+	Listen:                   "0.0.0.0:9000",
+	Store:                    "postgres://sms:secret@db:5432/sms",
+	Schema:                   "tenant_a",
+	Name:                     "tenant-a",
+	TokenFile:                "/var/run/sms/token",
+	TokenAuthFile:            "/var/run/sms/tokens.csv",
+	AdminListen:              "0.0.0.0:9001",
+	MaxConnections:           64,
+	MaxConnectionsPerAddress: 8,
+	Executor:                 "goja",
+	Model:                    Model{Provider: "openaicompat", Name: "llama3", BaseURL: "http://ollama:11434/v1", Script: "/etc/sms/turns.json", KeyFile: "/var/run/sms/model-key"},
+	AutoApprove:              true,
+	SensitivePoints:          []string{"http.route", "tool"},
+	SensitiveScopes:          []string{"net"},
 }
 
 // parseArgs parses args (as Args returns them, starting with "kernel") with

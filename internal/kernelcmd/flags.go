@@ -22,6 +22,7 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.TokenAuthFile, "token-auth-file", Defaults.TokenAuthFile, `file of scoped credentials, one token,name,"read,chat,approve,admin" line each`)
 	fs.StringVar(&c.AdminListen, "admin-listen", Defaults.AdminListen, "serve the admin API on this address of its own; --listen then serves the application's routes only")
 	fs.IntVar(&c.MaxConnections, "max-connections", Defaults.MaxConnections, "connections each listener holds at once; past it new ones wait until one closes (default "+strconv.Itoa(baseline.DefaultMaxConnections)+")")
+	fs.IntVar(&c.MaxConnectionsPerAddress, "max-connections-per-address", Defaults.MaxConnectionsPerAddress, "connections one client address holds at once on each listener; past it its new ones are closed at once, so one client cannot keep the probes waiting (default "+strconv.Itoa(baseline.DefaultMaxConnectionsPerAddress)+")")
 	fs.StringVar(&c.Executor, "executor", Defaults.Executor, "where agent code runs: isolated (child processes with OS limits) or goja (in process)")
 	fs.StringVar(&c.Model.Provider, "model", Defaults.Model.Provider, "the chat agent's model: scripted, anthropic, openai or openaicompat (default: no chat agent)")
 	fs.StringVar(&c.Model.Name, "model-name", Defaults.Model.Name, "the provider's model name")

@@ -91,7 +91,8 @@ func Run(ctx context.Context, c Config, ln net.Listener, logger *slog.Logger) er
 	}
 	logger.Info("Kernel serving", "kernel", c.Name, "addr", ln.Addr().String(), "store", redact(c.Store),
 		"executor", c.Executor, "auth", map[bool]string{true: "token", false: "open"}[c.TokenFile != "" || c.TokenAuthFile != ""])
-	err = b.Serve(ctx, ln, baseline.ServeOptions{Admin: admin, MaxConnections: c.MaxConnections})
+	err = b.Serve(ctx, ln, baseline.ServeOptions{Admin: admin, MaxConnections: c.MaxConnections,
+		MaxConnectionsPerAddress: c.MaxConnectionsPerAddress})
 	logger.Info("Kernel stopped", "kernel", c.Name)
 	return errors.Join(err, b.Close())
 }
@@ -100,6 +101,9 @@ func Run(ctx context.Context, c Config, ln net.Listener, logger *slog.Logger) er
 func checkServe(c Config) error {
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("--max-connections %d: want a positive number, or 0 for the default", c.MaxConnections)
+	}
+	if c.MaxConnectionsPerAddress < 0 {
+		return fmt.Errorf("--max-connections-per-address %d: want a positive number, or 0 for the default", c.MaxConnectionsPerAddress)
 	}
 	return nil
 }

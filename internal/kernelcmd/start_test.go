@@ -214,22 +214,32 @@ func TestRedact(t *testing.T) {
 	}
 }
 
-// A negative --max-connections is refused by name before the store opens.
-// Seen failing without checkServe: Run served with the default bound.
+// A negative --max-connections or --max-connections-per-address is refused
+// by name before the store opens.
+// Seen failing without checkServe: Run served with the default bound; and,
+// for --max-connections-per-address, without its check in checkServe.
 func TestRunRefusesNegativeMaxConnections(t *testing.T) {
-	dir := t.TempDir()
-	c := gojaConfig(t, dir)
-	c.MaxConnections = -1
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // a Run that does not refuse returns at once
-	if err := Run(ctx, c, ln, nil); err == nil || !strings.Contains(err.Error(), "--max-connections -1") {
-		t.Fatalf("Run = %v, want an error naming --max-connections", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "kernel.db")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a refused Run left the store behind (stat: %v)", err)
+	for _, tc := range []struct {
+		flag string
+		set  func(*Config)
+	}{
+		{"--max-connections", func(c *Config) { c.MaxConnections = -1 }},
+		{"--max-connections-per-address", func(c *Config) { c.MaxConnectionsPerAddress = -1 }},
+	} {
+		dir := t.TempDir()
+		c := gojaConfig(t, dir)
+		tc.set(&c)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // a Run that does not refuse returns at once
+		if err := Run(ctx, c, ln, nil); err == nil || !strings.Contains(err.Error(), tc.flag+" -1") {
+			t.Fatalf("Run = %v, want an error naming %s", err, tc.flag)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "kernel.db")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a refused Run left the store behind (stat: %v)", err)
+		}
 	}
 }

@@ -58,13 +58,20 @@ func (a *admin) chat(ctx context.Context, r *smshttp.Request) (*smshttp.Response
 }
 
 // chatStream is POST /api/chat/stream: one turn as server-sent events, a
-// "data:" frame per event, ending with done or error.
+// "data:" frame per event, ending with done or error. The stream counts
+// against the caller's and the kernel's stream limits until the turn ends
+// (it holds its connection that long, past the write timeout).
 func (a *admin) chatStream(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
 	svc, body, err := a.agentTurn(ctx, r)
 	if err != nil {
 		return nil, err
 	}
+	release, err := a.streams.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return &smshttp.Response{Stream: func(w http.ResponseWriter) {
+		defer release()
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)

@@ -10,13 +10,15 @@ type Options struct {
 	// Ready reports whether the server is ready to serve; nil means ready
 	// once the plugin is active.
 	Ready func() error
-	// MaxStreamsPerCredential bounds the event streams one credential (or,
-	// with the API open, all anonymous callers together) holds open at
-	// once; past it GET /api/events/stream is a 429. Default
+	// MaxStreamsPerCredential bounds the streams one credential (or, with
+	// the API open, all anonymous callers together) holds open at once:
+	// event streams and chat streams count together, since each holds a
+	// connection past the server's write timeout. Past it GET
+	// /api/events/stream and POST /api/chat/stream are a 429. Default
 	// DefaultMaxStreamsPerCredential.
 	MaxStreamsPerCredential int
-	// MaxStreams bounds the event streams open at once in the kernel.
-	// Default DefaultMaxStreams.
+	// MaxStreams bounds the streams, event and chat together, open at once
+	// in the kernel. Default DefaultMaxStreams.
 	MaxStreams int
 }
 

@@ -14,9 +14,9 @@
 //     (X-Requested-By, a decision's by); system plugins cannot be disabled
 //     or uninstalled (403);
 //   - reads (state, approvals, metrics) never wait for the judge;
-//   - event streams are capped per credential and in total (429 too_many
-//     past a cap), and a quiet stream waits for the kernel's next append
-//     instead of polling the log;
+//   - streams (event streams and chat streams together) are capped per
+//     credential and in total (429 too_many past a cap), and a quiet event
+//     stream waits for the kernel's next append instead of polling the log;
 //   - a submission's answer is the judge's verdict, never a half-applied
 //     state: rejections and pending approvals are verdicts with status 200,
 //     failures of the request are {"error":{"message","kind"}} errors.

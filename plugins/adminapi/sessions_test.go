@@ -35,6 +35,19 @@ func (a *fakeAgent) ChatStream(ctx context.Context, session, _ string) iter.Seq2
 	return func(yield func(agentloop.Event, error) bool) { yield(agentloop.Event{Type: agentloop.EventDone}, nil) }
 }
 
+// agentProvider is a system plugin that provides svc as the chat agent.
+func agentProvider(svc agentloop.Service) kernel.Plugin {
+	return kernel.Plugin{
+		Manifest: kernel.Manifest{ID: "test.agent", Version: "1", Provide: []string{agentloop.Key}},
+		Activate: func(_ context.Context, c *kernel.Context) error {
+			if err := c.Kernel().DefineKey(agentloop.Key, kernel.KeyMeta{MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem}); err != nil {
+				return err
+			}
+			return c.Provide(agentloop.Key, svc)
+		},
+	}
+}
+
 // Chat sessions belong to the credential that holds them: the same session
 // name from two credentials is two conversations, so one caller never
 // reads or continues another's. Both routes hand the agent the caller.
@@ -43,16 +56,7 @@ func (a *fakeAgent) ChatStream(ctx context.Context, session, _ string) iter.Seq2
 // turn) with chatStream using the connection's context.
 func TestChatSessionsBelongToTheirCredential(t *testing.T) {
 	agent := &fakeAgent{}
-	provider := kernel.Plugin{
-		Manifest: kernel.Manifest{ID: "test.agent", Version: "1", Provide: []string{agentloop.Key}},
-		Activate: func(_ context.Context, c *kernel.Context) error {
-			if err := c.Kernel().DefineKey(agentloop.Key, kernel.KeyMeta{MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem}); err != nil {
-				return err
-			}
-			return c.Provide(agentloop.Key, agentloop.Service(agent))
-		},
-	}
-	f := scoped(t, provider)
+	f := scoped(t, agentProvider(agent))
 	body := map[string]string{"session": "ops", "text": "hi"}
 	for _, c := range []struct{ path, tok string }{{"/api/chat", token}, {"/api/chat", "chat-token"}, {"/api/chat/stream", "chat-token"}} {
 		if got := f.status(t, request{http.MethodPost, c.path, c.tok, body}); got != 200 {

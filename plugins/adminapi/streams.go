@@ -12,8 +12,9 @@ import (
 // credential under (an open API).
 const anonymous = "anonymous"
 
-// streamLimits counts the open event streams, per credential and in all.
-// Safe for concurrent use.
+// streamLimits counts the open streams (GET /api/events/stream and POST
+// /api/chat/stream together: each holds a connection past the server's
+// write timeout), per credential and in all. Safe for concurrent use.
 type streamLimits struct {
 	perCredential, total int
 
@@ -45,11 +46,11 @@ func (l *streamLimits) acquire(ctx context.Context) (release func(), err error) 
 	defer l.mu.Unlock()
 	if l.count >= l.total {
 		return nil, smshttp.Errorf(smshttp.KindTooMany, fmt.Sprintf(
-			"the kernel already serves %d event streams, its limit: retry once one has closed", l.total))
+			"the kernel already serves %d streams (event and chat streams together), its limit: retry once one has closed", l.total))
 	}
 	if l.open[who] >= l.perCredential {
 		return nil, smshttp.Errorf(smshttp.KindTooMany, fmt.Sprintf(
-			"%s already holds %d event streams, the limit per credential: close one first", who, l.perCredential))
+			"%s already holds %d streams (event and chat streams together), the limit per credential: close one first", who, l.perCredential))
 	}
 	l.open[who]++
 	l.count++

@@ -31,16 +31,17 @@ func (l *countingLog) Read(ctx context.Context, after int64, limit int) ([]kerne
 	return l.EventLog.Read(ctx, after, limit)
 }
 
-// streamKernel serves the admin API with opts over a kernel logging to log,
-// with two read credentials: tokens "one" and "two".
-func streamKernel(t *testing.T, log kernel.EventLog, opts adminapi.Options) (*kernel.Kernel, *httptest.Server) {
+// streamKernel serves the admin API with opts, and the extra plugins, over
+// a kernel logging to log, with two read and chat credentials: tokens "one"
+// and "two".
+func streamKernel(t *testing.T, log kernel.EventLog, opts adminapi.Options, extra ...kernel.Plugin) (*kernel.Kernel, *httptest.Server) {
 	t.Helper()
 	exec := gojaexec.New(gojaexec.Options{})
 	k := kernel.New(kernel.Options{Name: "test", Executor: exec, Log: log})
-	read := []smshttp.Scope{smshttp.ScopeRead}
-	creds := []smshttp.Credential{{Name: "one", Token: "one", Scopes: read}, {Name: "two", Token: "two", Scopes: read}}
-	for _, p := range []kernel.Plugin{smshttp.Plugin(smshttp.Options{Credentials: creds}),
-		judge.New(judge.Options{Executor: exec}).Plugin(), adminapi.Plugin(opts)} {
+	scopes := []smshttp.Scope{smshttp.ScopeRead, smshttp.ScopeChat}
+	creds := []smshttp.Credential{{Name: "one", Token: "one", Scopes: scopes}, {Name: "two", Token: "two", Scopes: scopes}}
+	for _, p := range append([]kernel.Plugin{smshttp.Plugin(smshttp.Options{Credentials: creds}),
+		judge.New(judge.Options{Executor: exec}).Plugin(), adminapi.Plugin(opts)}, extra...) {
 		if err := k.Install(p); err != nil {
 			t.Fatal(err)
 		}
@@ -124,9 +125,9 @@ func TestEventStreamLimits(t *testing.T) {
 		limit  string
 	}{
 		{"one", 200, ""},
-		{"one", 429, "credential one already holds 2 event streams, the limit per credential"},
+		{"one", 429, "credential one already holds 2 streams (event and chat streams together), the limit per credential"},
 		{"two", 200, ""},
-		{"two", 429, "the kernel already serves 3 event streams, its limit"},
+		{"two", 429, "the kernel already serves 3 streams (event and chat streams together), its limit"},
 	} {
 		resp, _ := openStream(t, srv, tc.tok, "")
 		if resp.StatusCode != tc.status {

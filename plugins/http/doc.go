@@ -23,7 +23,8 @@
 //     system route under /api has a Scope;
 //   - agent handlers never see credentials: no Authorization,
 //     Proxy-Authorization or Cookie header, and a request holding a
-//     configured token anywhere else (path, query, other headers, body) is
+//     configured token anywhere else (path, query, other headers, body,
+//     read through JSON and percent escapes nested up to maxRounds deep) is
 //     refused with 400 before the handler runs; CallerKey tells agent code
 //     who calls, with no secret;
 //   - a Stream response outlives the server's read and write timeouts, but

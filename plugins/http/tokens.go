@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/binary"
@@ -90,43 +91,113 @@ func (f *tokenFinder) in(text []byte) bool {
 func (f *tokenFinder) inString(s string) bool { return len(f.lengths) > 0 && f.in([]byte(s)) }
 
 // tokenFinders look for the configured tokens as they are, and in lower
-// case for header names, which the server folds.
-type tokenFinders struct{ exact, folded *tokenFinder }
+// case for header names and query keys, which agent code sees folded.
+// plus holds the ways of reading '+' the search tries: also as a space
+// (form decoding) only when some token holds a space, since otherwise
+// reading '+' either way can neither make nor hide a token.
+type tokenFinders struct {
+	exact, folded *tokenFinder
+	plus          []bool
+}
 
 func newTokenFinders(creds []credential) tokenFinders {
 	var exact, folded []string
+	plus := []bool{false}
 	for _, c := range creds {
 		exact, folded = append(exact, c.Token), append(folded, strings.ToLower(c.Token))
+		if strings.Contains(c.Token, " ") && len(plus) == 1 {
+			plus = append(plus, true)
+		}
 	}
-	return tokenFinders{exact: newTokenFinder(exact), folded: newTokenFinder(folded)}
+	return tokenFinders{exact: newTokenFinder(exact), folded: newTokenFinder(folded), plus: plus}
 }
 
 // carriesToken says where r, bound for an agent route, carries a configured
 // token outside the credential headers (which are taken out, never passed
-// on): "" when nowhere. raw is the body as read, body as decoded.
+// on): "" when nowhere. raw is the body as read, body as decoded. Every
+// text is also read through the escapes agent code could undo (see holds).
 func (f tokenFinders) carriesToken(r *http.Request, raw []byte, body any) string {
 	if len(f.exact.lengths) == 0 {
 		return ""
 	}
 	u := r.URL
 	switch {
-	case f.exact.inString(u.Path) || f.exact.inString(u.RawPath):
+	case f.holds(u.EscapedPath(), false) || f.holds(u.Path, false):
 		return "path"
-	case f.exact.inString(u.RawQuery) || f.inValues(u.Query()):
+	case f.holds(u.RawQuery, false) || f.inValues(u.Query()):
 		return "query"
 	case f.inHeaders(r.Header):
 		return "headers"
-	case f.exact.in(raw) || f.inJSON(body):
+	case f.holds(string(raw), false) || f.inJSON(body):
 		return "body"
 	}
 	return ""
 }
 
+// holds reports whether s holds a token as it is, or after agent code
+// undoes its JSON and percent escapes (a text body that is JSON after all,
+// a form body, a twice-encoded path segment), for up to maxRounds rounds.
+// With fold, s is searched in lower case for the folded tokens.
+func (f tokenFinders) holds(s string, fold bool) bool {
+	v := view{find: f.exact, fold: fold}
+	if fold {
+		v.find = f.folded
+	}
+	for _, v.plus = range f.plus {
+		if v.holds([]byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// view is one way of searching text: for which tokens, and how agent code
+// may decode it.
+type view struct {
+	find *tokenFinder
+	fold bool // search in lower case
+	plus bool // percent decoding reads '+' as a space
+}
+
+// sees reports whether b, as it stands, holds a token.
+func (v view) sees(b []byte) bool {
+	if v.fold {
+		b = bytes.ToLower(b)
+	}
+	return v.find.in(b)
+}
+
+// holds reports whether b holds a token at any stage of undoing its
+// escapes: as it is, then after each round's JSON and percent decoding,
+// until a round changes nothing or maxRounds have run. Each stage is at
+// most as long as b, so one view reads at most 2*maxRounds+1 times b's
+// length (and the views of holds at most two times that).
+func (v view) holds(b []byte) bool {
+	if v.sees(b) {
+		return true
+	}
+	for range maxRounds {
+		j, jChanged := unescapeJSON(b)
+		if jChanged && v.sees(j) {
+			return true
+		}
+		p, pChanged := unescapePercent(j, v.plus)
+		if pChanged && v.sees(p) {
+			return true
+		}
+		if !jChanged && !pChanged {
+			return false
+		}
+		b = p
+	}
+	return false
+}
+
 // inValues looks in every key (folded, as handlers see keys) and every
-// value, not only the first.
+// value, not only the first, and through their escapes.
 func (f tokenFinders) inValues(m map[string][]string) bool {
 	for k, vs := range m {
-		if f.folded.inString(strings.ToLower(k)) || slices.ContainsFunc(vs, f.exact.inString) {
+		if f.holds(k, true) || slices.ContainsFunc(vs, f.holdsExact) {
 			return true
 		}
 	}
@@ -138,12 +209,15 @@ func (f tokenFinders) inHeaders(h http.Header) bool {
 		if slices.Contains(credentialHeaders, strings.ToLower(k)) {
 			continue
 		}
-		if f.folded.inString(strings.ToLower(k)) || slices.ContainsFunc(vs, f.exact.inString) {
+		if f.holds(k, true) || slices.ContainsFunc(vs, f.holdsExact) {
 			return true
 		}
 	}
 	return false
 }
+
+// holdsExact is holds for a text agent code sees as it is.
+func (f tokenFinders) holdsExact(s string) bool { return f.holds(s, false) }
 
 // inJSON looks in every string and object key of a decoded body, where
 // escapes (\u0041) no longer hide what agent code would read.
