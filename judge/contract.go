@@ -89,6 +89,14 @@ type Verdict struct {
 	// activate or an invariant failed. Restored names the version put back.
 	RolledBack bool   `json:"rolledBack,omitempty"`
 	Restored   string `json:"restored,omitempty"`
+	// Retry is set on a rejection for want of capacity, not for anything
+	// in the plugin: the approvals already waiting fill the policy's
+	// MaxPending or MaxPendingPerRequester (GatePolicy), or the executor's
+	// bound on what it runs at once refused the load gate's trial
+	// (GateLoad). The same submission may pass once a decision or a
+	// closed unit frees a place, so a caller may submit it again later;
+	// every other rejection stands until the plugin changes.
+	Retry bool `json:"retry,omitempty"`
 }
 
 // Approval is a submission waiting for a human, bound to its code hash.

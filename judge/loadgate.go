@@ -27,6 +27,9 @@ func (j *Judge) checkLoad(ctx context.Context, s *Submission) error {
 	code := []byte(s.Code)
 	// The trial unit counts against the requester's share of the executor.
 	unit, err := j.opts.Executor.Load(kernel.WithRequester(ctx, s.RequestedBy), kernel.Bundle{Manifest: s.Manifest, Code: code, CodeHash: s.CodeHash})
+	if kernel.CodeOf(err) == kernel.CodeConflict {
+		return busyError{err}
+	}
 	if err != nil {
 		return err
 	}
@@ -39,6 +42,22 @@ func (j *Judge) checkLoad(ctx context.Context, s *Submission) error {
 		return fmt.Errorf("activate failed: %w", err)
 	}
 	return rec.firstProblem()
+}
+
+// busyError is a load refused for want of capacity: an executor refuses a
+// Load with a kernel.Error of CodeConflict when a bound on what it runs at
+// once would be passed (the isolated executor's sandbox limits, its
+// ErrLimit). The same code may load once units close (Verdict.Retry).
+type busyError struct{ err error }
+
+func (e busyError) Error() string { return e.err.Error() }
+func (e busyError) Unwrap() error { return e.err }
+
+// isBusy reports whether a gate refused for want of capacity (busyError),
+// not for anything in the submission.
+func isBusy(err error) bool {
+	var b busyError
+	return errors.As(err, &b)
 }
 
 // recorder is the load gate's kernel.HostBridge: it checks each call as

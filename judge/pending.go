@@ -10,22 +10,25 @@ import (
 
 // parkRefusal says why the policy's bounds on pending approvals refuse to
 // park sub, or "". The plugin's own pending approval does not count: the
-// new one supersedes it.
-func (j *Judge) parkRefusal(s *epoch, sub *Submission) string {
+// new one supersedes it. busy is true when the bound is on the approvals
+// waiting (MaxPending, MaxPendingPerRequester): a decision frees a place,
+// and the same submission may then park (Verdict.Retry). A submission too
+// large to park never will.
+func (j *Judge) parkRefusal(s *epoch, sub *Submission) (reason string, busy bool) {
 	p := j.opts.Policy
 	if size := pendingSize(sub); size > p.MaxPendingBytes {
 		return fmt.Sprintf("needs approval, but its manifest and code are %d bytes, more than the %d a pending approval may hold (judge.Policy.MaxPendingBytes)",
-			size, p.MaxPendingBytes)
+			size, p.MaxPendingBytes), false
 	}
 	total, mine := s.pendingOthers(sub.Manifest.ID, sub.RequestedBy)
 	if total >= p.MaxPending {
-		return fmt.Sprintf("needs approval, but %d approvals are already waiting, the most the policy allows (judge.Policy.MaxPending): decide some first", total)
+		return fmt.Sprintf("needs approval, but %d approvals are already waiting, the most the policy allows (judge.Policy.MaxPending): decide some first", total), true
 	}
 	if mine >= p.MaxPendingPerRequester {
 		return fmt.Sprintf("needs approval, but %s already has %d approvals waiting, the most the policy allows one requester (judge.Policy.MaxPendingPerRequester): decide some first",
-			sub.RequestedBy, mine)
+			sub.RequestedBy, mine), true
 	}
-	return ""
+	return "", false
 }
 
 // pendingSize is what a pending approval of sub holds: its manifest as

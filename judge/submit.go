@@ -64,6 +64,7 @@ func (j *Judge) runGates(ctx context.Context, s *epoch, sub *Submission) (Verdic
 		err := j.runChecked(ctx, "gate "+g.Name, func(ctx context.Context) error { return g.Check(ctx, sub) })
 		if err != nil {
 			v, rerr := j.reject(ctx, s, sub, refusal{g.Name, err.Error()})
+			v.Retry = isBusy(err)
 			return v, false, rerr
 		}
 	}
@@ -88,8 +89,10 @@ func (j *Judge) park(ctx context.Context, s *epoch, sub *Submission, reasons []s
 	a := Approval{ID: approvalID(m.ID, submissionKey(m, sub.CodeHash)), PluginID: m.ID, Version: m.Version,
 		CodeHash: sub.CodeHash, Manifest: m, Code: sub.Code, RequestedBy: sub.RequestedBy, Reasons: reasons,
 		Requested: j.opts.Now().UTC()}
-	if reason := j.parkRefusal(s, sub); reason != "" {
-		return j.reject(ctx, s, sub, refusal{GatePolicy, reason})
+	if reason, busy := j.parkRefusal(s, sub); reason != "" {
+		v, err := j.reject(ctx, s, sub, refusal{GatePolicy, reason})
+		v.Retry = busy
+		return v, err
 	}
 	if err := s.supersede(ctx, m.ID); err != nil {
 		return Verdict{}, err

@@ -27,21 +27,25 @@ type ApprovalSpec struct {
 	// of other code is Expired, never applied.
 	CodeHash string `json:"codeHash"`
 	// KernelApprovalID is the id of the kernel's request this Approval
-	// answers. The operator sets it on the Approvals it creates, one per
-	// request; a pre-approval (written ahead, say in git) leaves it empty
-	// and applies to the request whose plugin, code hash and declaration
-	// it names.
+	// answers. Only the operator sets it, on the Approvals it creates (one
+	// per request, owned by the Plugin); the webhook refuses it from anyone
+	// else. A pre-approval (written ahead, say in git) leaves it empty and
+	// applies to the request whose plugin, code hash and declaration it
+	// names.
 	// +optional
 	KernelApprovalID string `json:"kernelApprovalId,omitempty"`
 	// Declaration is what the plugin declares it may do: the decision
 	// covers exactly this. The operator copies it from the kernel's
-	// request; a pre-approval must name it, or it is never applied.
+	// request; a pre-approval must name it: the webhook refuses a new
+	// Approval without it.
 	// +optional
 	Declaration *Declaration `json:"declaration,omitempty"`
 	// Reasons name the scopes and points that made the plugin sensitive.
+	// Only the operator sets them, from the kernel's request.
 	// +optional
 	Reasons []string `json:"reasons,omitempty"`
-	// RequestedBy is who asked for the plugin.
+	// RequestedBy is who asked for the plugin. Only the operator sets it,
+	// from the kernel's request.
 	// +optional
 	RequestedBy string `json:"requestedBy,omitempty"`
 	// Decision is set by a human: Approved or Denied. It cannot change.

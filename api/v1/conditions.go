@@ -46,6 +46,12 @@ const (
 	// itself (a 4xx, such as a body over its limit). The same spec gets
 	// the same answer, so only a new spec is submitted again.
 	ReasonKernelRefused = "KernelRefused"
+	// ReasonBusy: the judge refused the submission for want of capacity
+	// (approvals waiting fill its policy's bounds, or the executor runs
+	// as many sandboxes as it may), not for anything in the plugin. The
+	// plugin is Reconciling: the operator submits the same spec again
+	// after its poll interval.
+	ReasonBusy = "Busy"
 )
 
 // Reasons an Approval expires for besides CodeChanged, TTLExpired and
@@ -58,6 +64,11 @@ const (
 	// ReasonDeclarationMissing: a pre-approval names no declaration, so it
 	// cannot say what it approves.
 	ReasonDeclarationMissing = "DeclarationMissing"
+	// ReasonUnowned: the Approval names a kernel request, but its Plugin
+	// does not control it: the operator did not make it (the webhook
+	// refuses a kernel approval id from anyone else), so it never answers
+	// the request.
+	ReasonUnowned = "Unowned"
 )
 
 // Labels and annotations the operator reads and writes.

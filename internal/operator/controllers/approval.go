@@ -113,6 +113,11 @@ func (r *ApprovalReconciler) reconcile(ctx context.Context, a *smsv1.Approval) (
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: a.Namespace, Name: a.Spec.PluginRef.Name}, &p); err != nil {
 		return ctrl.Result{}, ignoreNotFound(err)
 	}
+	if !mine(a, &p) {
+		r.expire(a, smsv1.ReasonUnowned, fmt.Sprintf("this Approval names kernel request %s, but plugin %s does not control it: "+
+			"only the operator's Approvals answer a kernel request, and a decision here never reaches the kernel", a.Spec.KernelApprovalID, p.Name))
+		return ctrl.Result{}, nil
+	}
 	if h := codeHashOf(&p); h != "" && h != a.Spec.CodeHash {
 		r.expire(a, smsv1.ReasonCodeChanged, fmt.Sprintf("plugin %s's code changed since this approval was asked for; a new Approval asks about the new code", p.Name))
 		return ctrl.Result{}, nil

@@ -129,7 +129,9 @@ func TestPreApprovalNamesItsDeclaration(t *testing.T) {
 	w := newWorld(t)
 	w.tenant("acme", smsv1.TenantJudge{})
 	bob := w.user("bob", true)
-	w.preApproval(bob, "bare-ahead", "bare", nil)
+	// The webhook now refuses a pre-approval without a declaration; one
+	// stored before it did is written here with the operator's identity.
+	w.preApproval(w.asOperator(), "bare-ahead", "bare", nil)
 	w.preApproval(bob, "wide-ahead", "wide", &smsv1.Declaration{Points: []string{"route"}})
 	w.plugin(w.admin, "bare", "agent.bare", routeCode)
 	code := routeCode

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -129,7 +130,7 @@ func (r *PluginReconciler) approvalOf(ctx context.Context, rn *run) (*smsv1.Appr
 	}
 	var found *smsv1.Approval
 	for i := range approvals {
-		if a := &approvals[i]; usable(a) && a.Spec.CodeHash == rn.hash && covers(a, decl) {
+		if a := &approvals[i]; usable(a) && mine(a, rn.p) && a.Spec.CodeHash == rn.hash && covers(a, decl) {
 			found = pick(found, a)
 		}
 	}
@@ -177,16 +178,15 @@ func (r *PluginReconciler) approvalFor(ctx context.Context, rn *run, pending *ju
 	if err != nil {
 		return nil, err
 	}
-	decl := DeclarationOf(pending.Manifest)
 	for i := range all { // the pre-approvals of this code and declaration
-		if a := &all[i]; a.Spec.KernelApprovalID == "" && a.Spec.CodeHash == pending.CodeHash && covers(a, decl) {
+		if a := &all[i]; a.Spec.KernelApprovalID == "" {
 			byKernel = append(byKernel, *a)
 		}
 	}
 	var open, closed *smsv1.Approval
 	for i := range byKernel {
 		switch a := &byKernel[i]; {
-		case !usable(a):
+		case !usable(a) || !answers(a, rn.p, pending):
 		case final(a):
 			closed = pick(closed, a)
 		default:
@@ -220,7 +220,10 @@ func (r *PluginReconciler) ensureApproval(ctx context.Context, rn *run) error {
 		return err
 	}
 	if existing == nil {
-		if existing, err = r.createApproval(ctx, p, pending); err != nil {
+		if existing, err = r.createApproval(ctx, p, pending); errors.Is(err, errNamesTaken) {
+			r.waiting(p, smsv1.ReasonPendingApproval, err.Error())
+			return errWait
+		} else if err != nil {
 			return err
 		}
 		r.event(p, false, "ApprovalRequested", fmt.Sprintf("approval %s asks for a human: %s; the plugin declares %s",
@@ -261,9 +264,38 @@ func (r *PluginReconciler) createApproval(ctx context.Context, p *smsv1.Plugin, 
 		if err := r.reader().Get(ctx, types.NamespacedName{Namespace: a.Namespace, Name: a.Name}, &cur); err != nil {
 			return nil, fmt.Errorf("read approval %s: %w", a.Name, err)
 		}
-		if cur.Spec.PluginRef.Name == p.Name && cur.Spec.KernelApprovalID == pending.ID && usable(&cur) && !final(&cur) {
+		if answers(&cur, p, pending) && usable(&cur) && !final(&cur) {
 			return &cur, nil
 		}
 	}
-	return nil, fmt.Errorf("create approval for kernel approval %s: the next %d names are taken", pending.ID, maxNameTries)
+	return nil, fmt.Errorf("%w: approval names %s to %s are taken by Approvals that do not answer kernel approval %s; "+
+		"delete them so the operator can ask a human", errNamesTaken, ApprovalName(p.Name, pending.ID, len(series)),
+		ApprovalName(p.Name, pending.ID, len(series)+maxNameTries-1), pending.ID)
+}
+
+// mine reports whether Approval a is Plugin p's to act on: a
+// pre-approval, or one the operator made for p (which controls it). Only
+// the operator may write a kernel approval id (the webhook refuses it from
+// anyone else); this holds for Approvals that got in around the webhook.
+func mine(a *smsv1.Approval, p *smsv1.Plugin) bool {
+	return a.Spec.KernelApprovalID == "" || metav1.IsControlledBy(a, p)
+}
+
+// errNamesTaken means every name createApproval tried was taken by an
+// Approval that does not answer the request.
+var errNamesTaken = errors.New("no free approval name")
+
+// answers reports whether Approval a may answer the kernel's pending
+// request for Plugin p: it is the operator's Approval of that request
+// (controlled by p and naming its id) or a pre-approval (no kernel
+// approval id), and it names the request's code hash and declaration.
+// Anything else was written by someone who may not speak for the kernel:
+// an Approval a person wrote with a kernel approval id, reasons or a
+// requester could show a forged request to whoever decides.
+func answers(a *smsv1.Approval, p *smsv1.Plugin, pending *judge.Approval) bool {
+	if !mine(a, p) || (a.Spec.KernelApprovalID != "" && a.Spec.KernelApprovalID != pending.ID) {
+		return false
+	}
+	return a.Spec.PluginRef.Name == p.Name && a.Spec.CodeHash == pending.CodeHash && a.Spec.Declaration != nil &&
+		declarationDiff(*a.Spec.Declaration, DeclarationOf(pending.Manifest)) == ""
 }

@@ -103,7 +103,7 @@ func TestApprovalPrinterColumns(t *testing.T) {
 		Spec: smsv1.ApprovalSpec{PluginRef: corev1.LocalObjectReference{Name: "hello"}, PluginID: "agent.hello",
 			CodeHash: kernel.HashCode([]byte(routeCode)), KernelApprovalID: "agent.hello-" + strings.Repeat("0", 32),
 			Declaration: &smsv1.Declaration{Points: []string{"route", "schedule"}, Scopes: []string{"net"}}}}
-	w.must(w.admin.Create(ctx, a))
+	w.must(w.asOperator().Create(ctx, a)) // only the operator sets a kernel approval id
 	hc, err := rest.HTTPClientFor(env.Config)
 	if err != nil {
 		t.Fatal(err)

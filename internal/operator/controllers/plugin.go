@@ -129,6 +129,9 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 	if err != nil || !known {
 		return ctrl.Result{}, err // unknown: the kernel moved on; the mirror updates the spec, which wakes this
 	}
+	if v.Status == judge.StatusRejected && v.Retry {
+		return ctrl.Result{}, r.busy(p, v)
+	}
 	p.Status.CodeHash, p.Status.Submission, p.Status.SubmittedGeneration = rn.hash, rn.key, p.Generation
 	p.Status.Verdict = &smsv1.Verdict{Result: string(v.Status), Gate: v.Gate, Message: v.Reason}
 	fiber := fiberOf(rn.view)

@@ -46,3 +46,12 @@ func verdictMessage(v judge.Verdict) string {
 	_, msg := rejection(v)
 	return msg
 }
+
+// busy reports a verdict the judge gave for want of capacity (Retry): it
+// is not recorded as the submission's verdict, so the same spec is
+// submitted again when the requeue after the poll interval (errWait)
+// comes round, and the plugin is Reconciling meanwhile.
+func (r *PluginReconciler) busy(p *smsv1.Plugin, v judge.Verdict) error {
+	r.waiting(p, smsv1.ReasonBusy, fmt.Sprintf("the %s gate has no room now and the operator submits it again: %s", v.Gate, v.Reason))
+	return errWait
+}

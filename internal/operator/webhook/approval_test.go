@@ -129,7 +129,7 @@ func TestApprovalCreated(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := newNamespace(t, true)
-			approval := newApproval(ns, "p", "alice")
+			approval := newApproval(ns, "p", "") // a pre-approval: only the operator sets requestedBy
 			approval.Annotations = forged
 			approval.Spec.Decision = tt.decision
 			must(t, as(t, tt.user).Create(t.Context(), approval))

@@ -20,7 +20,12 @@
 //     approvals.sms.dev in the namespace (checked with a
 //     SubjectAccessReview carrying the request's user, groups, uid and
 //     extra), and may not approve a plugin they requested when the
-//     tenant's judge policy sets forbidSelfApproval.
+//     tenant's judge policy sets forbidSelfApproval. A person's Approval
+//     is a pre-approval: a create that sets spec.kernelApprovalId,
+//     spec.reasons or spec.requestedBy (copied by the operator from the
+//     kernel's request) is refused, and so is one without
+//     spec.declaration; an update may not change the fields an Approval
+//     is bound to.
 //
 // The operator's own identity (Options.OperatorUser) is trusted: it keeps
 // the annotations it sends, because it mirrors plugins and decisions made

@@ -44,6 +44,9 @@ func (v *approvalValidator) Handle(ctx context.Context, req admission.Request) a
 	if v.opts.isOperator(req.UserInfo.Username) {
 		return admission.Allowed("")
 	}
+	if refusal := personCreate(old, approval); refusal != "" {
+		return admission.Denied(refusal)
+	}
 	if field := rebound(old, approval); field != "" {
 		return admission.Denied(fmt.Sprintf("spec.%s cannot change: an Approval stays bound to the plugin, code and declaration it asks about "+
 			"(only spec.decision and spec.message are for people to set)", field))
@@ -143,6 +146,36 @@ func (v *approvalValidator) get(ctx context.Context, namespace, name string, obj
 		return false, fmt.Errorf("get %T %s/%s: %w", obj, namespace, name, err)
 	}
 	return true, nil
+}
+
+// personCreate returns why a person may not create approval, or "" (and
+// "" for an update, which rebound checks). A person's Approval is a
+// pre-approval: it names the plugin, the code hash and the declaration. The
+// kernel approval id, the reasons and the requester are the operator's, copied
+// from the kernel's request; an Approval a person wrote with them could show
+// a forged request to whoever decides it. Without a declaration it could
+// never say what it approves.
+func personCreate(old, cur *smsv1.Approval) string {
+	if old != nil {
+		return ""
+	}
+	s := cur.Spec
+	field := ""
+	switch {
+	case s.KernelApprovalID != "":
+		field = "kernelApprovalId"
+	case s.RequestedBy != "":
+		field = "requestedBy"
+	case len(s.Reasons) > 0:
+		field = "reasons"
+	case s.Declaration == nil:
+		return "spec.declaration is required: add spec.declaration, what the plugin declares (points, scopes, inject, " +
+			"optional, provide, routes, schedules, contributions), so the Approval says what it approves"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("spec.%s is set by the operator when the kernel asks for a human; a pre-approval names only "+
+		"spec.pluginRef, spec.pluginId, spec.codeHash and spec.declaration (and spec.decision, spec.message)", field)
 }
 
 // rebound names the first binding field of the Approval an update changes:

@@ -177,3 +177,49 @@ func TestSystemPluginsRefused(t *testing.T) {
 	must(t, env.Client.Create(t.Context(), tenant))
 	must(t, env.Client.Delete(t.Context(), tenant))
 }
+
+// TestApprovalCreateByPerson: a person's Approval is a pre-approval, which
+// names a plugin, code and declaration only. The kernel approval id, the
+// reasons and the requester are the operator's to copy from the kernel's
+// request: a person who set them could have the operator adopt an Approval
+// that shows a forged request to whoever decides. A create without a
+// declaration is refused too, since it could never say what it approves.
+// Seen failing without the create checks in approvalValidator.Handle:
+// every refusal below was allowed ("got refusal \"\" (allowed true)").
+func TestApprovalCreateByPerson(t *testing.T) {
+	testenv.Need(t)
+	serve(t)
+	for _, tt := range []struct {
+		name   string
+		user   string
+		change func(*smsv1.Approval)
+		want   string
+	}{
+		{"pre-approval", "alice", func(*smsv1.Approval) {}, ""},
+		{"kernelApprovalId", "alice", func(a *smsv1.Approval) { a.Spec.KernelApprovalID = "agent.p-0123456789abcdef0123456789abcdef" },
+			"spec.kernelApprovalId is set by the operator"},
+		{"requestedBy", "alice", func(a *smsv1.Approval) { a.Spec.RequestedBy = "mallory" }, "spec.requestedBy is set by the operator"},
+		{"reasons", "alice", func(a *smsv1.Approval) { a.Spec.Reasons = []string{"nothing sensitive"} }, "spec.reasons is set by the operator"},
+		{"no declaration", "alice", func(a *smsv1.Approval) { a.Spec.Declaration = nil }, "add spec.declaration"},
+		{"operator", operator, func(a *smsv1.Approval) {
+			a.Spec.KernelApprovalID, a.Spec.RequestedBy, a.Spec.Reasons = "agent.p-0123", "alice", []string{"point route"}
+		}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			approval := newApproval("ns", "p", "")
+			approval.Name = "a"
+			tt.change(approval)
+			resp := review(t, webhook.PathValidateApproval, admissionv1.AdmissionRequest{
+				Operation: admissionv1.Create, UserInfo: authenticationv1.UserInfo{Username: tt.user},
+				Object: raw(t, approval),
+			})
+			var got string
+			if !resp.Allowed {
+				got = resp.Result.Message
+			}
+			if (tt.want == "") != resp.Allowed || (tt.want != "" && !bytes.Contains([]byte(got), []byte(tt.want))) {
+				t.Errorf("got refusal %q (allowed %v), want %q", got, resp.Allowed, tt.want)
+			}
+		})
+	}
+}
