@@ -109,12 +109,28 @@ type submissions struct {
 }
 
 func (s *submissions) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
 	if r.URL.Host == s.host && r.Method == http.MethodPost && r.URL.Path == "/api/plugins" {
-		s.mu.Lock()
 		s.n++
-		s.mu.Unlock()
 	}
+	s.mu.Unlock()
 	return s.next.RoundTrip(r)
+}
+
+// watch starts counting the submissions to host.
+func (s *submissions) watch(host string) {
+	s.mu.Lock()
+	s.host = host
+	s.mu.Unlock()
+}
+
+// useTransport makes rt http.DefaultTransport, which the operator's kernel
+// clients use, until the test ends. Call it before the operator starts:
+// they read it on every request.
+func useTransport(t *testing.T, rt http.RoundTripper) {
+	prev := http.DefaultTransport
+	http.DefaultTransport = rt
+	t.Cleanup(func() { http.DefaultTransport = prev })
 }
 
 func (s *submissions) count() int {
@@ -130,13 +146,13 @@ func (s *submissions) count() int {
 // the same spec again and again with backoff.
 func TestKernelRefusalStalls(t *testing.T) {
 	testenv.Need(t)
+	counter := &submissions{next: http.DefaultTransport}
+	useTransport(t, counter)
 	w := newWorld(t)
 	tenant := w.tenant("acme", smsv1.TenantJudge{})
 	u, err := url.Parse(tenant.Status.AdminEndpoint)
 	w.must(err)
-	counter := &submissions{next: http.DefaultTransport, host: u.Host}
-	http.DefaultTransport = counter // the operator's kernel client uses it
-	t.Cleanup(func() { http.DefaultTransport = counter.next })
+	counter.watch(u.Host)
 
 	big := "export default async function activate(cap) {}\n//" + strings.Repeat("x", 1<<20)
 	w.plugin(w.admin, "big", "agent.big", big)
@@ -177,14 +193,17 @@ type reinstaller struct {
 }
 
 func (r *reinstaller) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Host == r.host && req.Method == http.MethodDelete && req.URL.Path == "/api/plugins/agent.notes" {
-		r.mu.Lock()
+	r.mu.Lock()
+	hit := r.kc != nil && req.URL.Host == r.host && req.Method == http.MethodDelete && req.URL.Path == "/api/plugins/agent.notes"
+	if hit {
 		r.seen = append(r.seen, req.Method+" "+req.URL.Path)
-		first := len(r.seen) == 1
-		r.mu.Unlock()
+	}
+	first, kc := hit && len(r.seen) == 1, r.kc
+	r.mu.Unlock()
+	if hit {
 		if first {
 			plug := judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "2"}, Code: notesCode("2")}
-			if _, err := r.kc.Submit(req.Context(), plug, "agent"); err != nil {
+			if _, err := kc.Submit(req.Context(), plug, "agent"); err != nil {
 				return nil, err
 			}
 		}
@@ -200,6 +219,8 @@ func (r *reinstaller) RoundTrip(req *http.Request) (*http.Response, error) {
 // the agent's new install with it.
 func TestUninstalledAgentPluginLeavesReinstallAlone(t *testing.T) {
 	testenv.Need(t)
+	hook := &reinstaller{next: http.DefaultTransport}
+	useTransport(t, hook)
 	w := newWorld(t)
 	tenant := w.tenant("acme", smsv1.TenantJudge{})
 	ctx := context.Background()
@@ -214,11 +235,11 @@ func TestUninstalledAgentPluginLeavesReinstallAlone(t *testing.T) {
 
 	u, err := url.Parse(tenant.Status.AdminEndpoint)
 	w.must(err)
-	hook := &reinstaller{next: http.DefaultTransport, host: u.Host}
-	hook.kc = adminv1.New(tenant.Status.AdminEndpoint, w.kernelToken("acme"), &http.Client{Transport: hook.next})
-	w.must(hook.kc.Uninstall(ctx, "agent.notes"))
-	http.DefaultTransport = hook // the operator's kernel client uses it
-	t.Cleanup(func() { http.DefaultTransport = hook.next })
+	direct := adminv1.New(tenant.Status.AdminEndpoint, w.kernelToken("acme"), &http.Client{Transport: hook.next})
+	w.must(direct.Uninstall(ctx, "agent.notes"))
+	hook.mu.Lock() // armed: the operator's next DELETE of agent.notes reinstalls it first
+	hook.host, hook.kc = u.Host, direct
+	hook.mu.Unlock()
 
 	w.eventually("the Plugin of the uninstalled plugin removed", func() error {
 		var p smsv1.Plugin
@@ -233,7 +254,7 @@ func TestUninstalledAgentPluginLeavesReinstallAlone(t *testing.T) {
 	if len(seen) > 0 {
 		t.Errorf("the operator uninstalled a plugin the kernel no longer had: %v", seen)
 	}
-	if _, err := hook.kc.Submit(ctx, judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "2"}, Code: notesCode("2")}, "agent"); err != nil {
+	if _, err := direct.Submit(ctx, judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "2"}, Code: notesCode("2")}, "agent"); err != nil {
 		t.Fatal(err)
 	}
 	w.waitSpec(name, "the new install mirrored", func(p *smsv1.Plugin) bool { return p.Spec.Version == "2" })
