@@ -87,7 +87,7 @@ func TestCheckReportsViolations(t *testing.T) {
 		{"driver imports driver", mod("drivers/store/sqlite", Module+"/drivers/store/postgres"), "a driver imports only"},
 		{"driver imports sqlstore", mod("drivers/store/sqlite", Module+"/drivers/store/sqlstore"), ""},
 		{"driver imports k8s", mod("drivers/model/openai", "sigs.k8s.io/yaml"), "Kubernetes"},
-		{"baseline imports controllers", mod("baseline", Module+"/internal/operator/controllers"), "ring 3"},
+		{"baseline imports controllers", mod("baseline", Module+"/controllers"), "ring 3"},
 		{"ledger imports kernel", mod("ledger", Module+"/kernel"), "island"},
 		{"ledger imports its store", mod("ledger", Module+"/ledger/pgstore"), "island"},
 		{"ledger imports pgx", mod("ledger", "github.com/jackc/pgx/v5"), "standard library only"},
@@ -96,13 +96,13 @@ func TestCheckReportsViolations(t *testing.T) {
 		{"cmd imports anything", mod("cmd/manager", Module+"/internal/operator", "k8s.io/api"), ""},
 		{"api imports the module", mod("api/v1", Module+"/kernel"), "the API types import nothing"},
 		{"operator imports a CLI", mod("internal/operator", Module+"/internal/cli/smsctl"), "command-line tools"},
-		{"operator imports testinfra", mod("internal/operator/controllers", Module+"/internal/testinfra/testenv"), "only tests"},
+		{"operator imports testinfra", mod("controllers", Module+"/internal/testinfra/testenv"), "only tests"},
 		{"devenv locates envtest", mod("internal/cli/devenv", Module+"/internal/testinfra/envtestbin"), ""},
 		{"kernelruntime locates envtest", mod("internal/operator/kernelruntime", Module+"/internal/testinfra/envtestbin"), "only tests and manager dev"},
 		{"kernelcmd imports the operator", mod("internal/kernelcmd", Module+"/internal/operator/kernelruntime"), "knows nothing of the operator"},
-		{"webhook imports controllers", mod("internal/operator/webhook", Module+"/internal/operator/controllers"), "admit requests"},
-		{"controllers import baseline", mod("internal/operator/controllers", Module+"/baseline"), "adminv1 only"},
-		{"controllers import adminv1", mod("internal/operator/controllers", Module+"/plugins/adminapi/adminv1", Module+"/internal/operator/kernelruntime"), ""},
+		{"webhook imports controllers", mod("internal/operator/webhook", Module+"/controllers"), "admit requests"},
+		{"controllers import baseline", mod("controllers", Module+"/baseline"), "adminv1 only"},
+		{"controllers import adminv1", mod("controllers", Module+"/plugins/adminapi/adminv1", Module+"/internal/operator/kernelruntime"), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

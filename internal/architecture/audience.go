@@ -21,10 +21,10 @@ var audienceRules = []struct {
 	{from: "internal/operator", to: "internal/testinfra", reason: "the operator does not depend on the test infrastructure"},
 	{from: "internal/kernelcmd", to: "internal/operator", reason: "the kernel command knows nothing of the operator"},
 	{from: "internal/kernelcmd", to: "internal/cli", reason: "the kernel command knows nothing of the command-line tools"},
-	{from: "internal/operator/webhook", to: "internal/operator/controllers", reason: "the webhooks admit requests; they do not reconcile"},
+	{from: "internal/operator/webhook", to: "controllers", reason: "the webhooks admit requests; they do not reconcile"},
 	{from: "internal/operator/webhook", to: "internal/operator/kernelruntime", reason: "the webhooks never reach a kernel"},
-	{from: "internal/operator/controllers", to: "internal/operator/webhook", reason: "controllers do not call the webhooks"},
-	{from: "internal/operator/controllers", to: "baseline", reason: "controllers reach kernels through plugins/adminapi/adminv1 only"},
+	{from: "controllers", to: "internal/operator/webhook", reason: "controllers do not call the webhooks"},
+	{from: "controllers", to: "baseline", reason: "controllers reach kernels through plugins/adminapi/adminv1 only"},
 }
 
 // judgeAudience returns why a ring-4 package (module-relative from) may

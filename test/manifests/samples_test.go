@@ -12,7 +12,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/drivers/model/scripted"
-	"github.com/sms-baseline/sms/internal/operator/controllers"
+	"github.com/sms-baseline/sms/controllers"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 )

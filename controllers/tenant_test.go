@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/internal/operator/controllers"
+	"github.com/sms-baseline/sms/controllers"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
 	"github.com/sms-baseline/sms/plugins/agentloop"

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/internal/operator/controllers"
+	"github.com/sms-baseline/sms/controllers"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"

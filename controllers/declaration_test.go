@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/internal/operator/controllers"
+	"github.com/sms-baseline/sms/controllers"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
 	"github.com/sms-baseline/sms/kernel"
 )

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/internal/operator/controllers"
+	"github.com/sms-baseline/sms/controllers"
 )
 
 // BenchmarkPluginToReady applies 100 Plugins to one tenant at once and
