@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 )
 
 // DecodeItem decodes the JSON shape of a contributed item into out,
@@ -23,4 +24,24 @@ func DecodeItem(item any, out any) error {
 		return fmt.Errorf("decode item: %w", err)
 	}
 	return nil
+}
+
+// ItemAs reads a contributed item of type T: a T, a non-nil *T, or the
+// JSON shape DecodeItem reads. shape names the item for errors, as in
+// "a model is {name, fields}".
+func ItemAs[T any](item any, shape string) (T, error) {
+	var out T
+	switch it := item.(type) {
+	case T:
+		return it, nil
+	case *T:
+		if it == nil {
+			return out, fmt.Errorf("%s, got a nil *%s", shape, reflect.TypeFor[T]().Name())
+		}
+		return *it, nil
+	}
+	if err := DecodeItem(item, &out); err != nil {
+		return out, fmt.Errorf("%s: %w", shape, err)
+	}
+	return out, nil
 }

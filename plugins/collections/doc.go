@@ -30,4 +30,15 @@
 //     after hooks run once the write is committed and their failures are
 //     logged, never undoing the write; hooks whose writes trigger hooks stop
 //     at MaxHookDepth levels.
+//
+// Collections are not a profile over the ORM (plugins/orm), and that is
+// deliberate. A collection is the small store: no relations, no record
+// rules and no guard, where every ORM call that is not sudo asks the guard;
+// a profile would have to switch that invariant off. Its tables (c_<name>)
+// and its REST and invoke contract are what agent plugins already call, and
+// the ORM would have to adopt those tables to serve them. What the two share
+// lives below both: kernel.ItemAs and kernel.DecodeItem read contributions,
+// contracts.Database and contracts.Dialect run the SQL, plugins/http serves
+// REST. Application data belongs in the ORM; collections take no new
+// features.
 package collections

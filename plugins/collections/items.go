@@ -17,38 +17,18 @@ import (
 
 // parseCollection reads a CollectionPoint item and checks its shape.
 func parseCollection(item any) (Collection, error) {
-	var c Collection
-	switch it := item.(type) {
-	case Collection:
-		c = it
-	case *Collection:
-		if it == nil {
-			return c, fmt.Errorf("a collection is {name, fields}, got a nil *Collection")
-		}
-		c = *it
-	default:
-		if err := kernel.DecodeItem(item, &c); err != nil {
-			return c, fmt.Errorf("a collection is {name, fields}: %w", err)
-		}
+	c, err := kernel.ItemAs[Collection](item, "a collection is {name, fields}")
+	if err != nil {
+		return c, err
 	}
 	return c, checkCollection(c)
 }
 
 // parseFieldContribution reads a FieldPoint item and checks its shape.
 func parseFieldContribution(item any) (FieldContribution, error) {
-	var fc FieldContribution
-	switch it := item.(type) {
-	case FieldContribution:
-		fc = it
-	case *FieldContribution:
-		if it == nil {
-			return fc, fmt.Errorf("a collection field is {collection, field}, got a nil *FieldContribution")
-		}
-		fc = *it
-	default:
-		if err := kernel.DecodeItem(item, &fc); err != nil {
-			return fc, fmt.Errorf("a collection field is {collection, field}: %w", err)
-		}
+	fc, err := kernel.ItemAs[FieldContribution](item, "a collection field is {collection, field}")
+	if err != nil {
+		return fc, err
 	}
 	if err := checkName(fc.Collection); err != nil {
 		return fc, err

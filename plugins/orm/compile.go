@@ -240,19 +240,3 @@ func (c *compiler) like(m *model, col string, t term, kind Kind) (string, error)
 	return fmt.Sprintf(`translate(%s, '%s', '%s') LIKE translate(%s, '%s', '%s') ESCAPE '\'`,
 		col, asciiUpper, asciiLower, c.bind(pattern), asciiUpper, asciiLower), nil
 }
-
-// orderBy compiles an order on model m at alias; ties break by id.
-func orderBy(m *model, alias string, terms []orderTerm) (string, error) {
-	var parts []string
-	for _, t := range terms {
-		if f := m.fields[t.field]; !isSystemField(t.field) && (f == nil || !f.stored()) || t.field == FieldDisplay {
-			return "", &Error{Kind: ErrInvalid, Model: m.name, Field: t.field, Msg: "order needs a stored field of the model"}
-		}
-		dir := " ASC NULLS FIRST"
-		if t.desc {
-			dir = " DESC NULLS LAST"
-		}
-		parts = append(parts, fmt.Sprintf(`%s.%q`, alias, t.field)+dir)
-	}
-	return strings.Join(append(parts, alias+`."id" ASC`), ", "), nil
-}

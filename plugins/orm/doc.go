@@ -54,4 +54,21 @@
 //     compiles in time linear in its hops;
 //   - every operation runs its statements with its ctx and checks it
 //     between records and commands, so a caller's end rolls it back.
+//
+// Where things are, by concern:
+//   - contract.go: the public types (models, fields, hooks, the Service,
+//     the Guard); items.go reads contributed items into them;
+//   - registry.go: live contributions by plugin; schema.go: the schema
+//     built from them (models, fields, resolved relations and paths);
+//   - migrate.go, meta.go, ownership.go: additive migrations and who owns
+//     each table and column;
+//   - domain.go parses domains; compile.go and paths.go compile them to
+//     SQL; order.go parses and compiles orders;
+//   - guard.go: the Guard adapter and how every call is narrowed by it;
+//     guardwrite.go: the same checks inside a write;
+//   - read.go, relations.go, group.go: reads; prepare.go, write.go,
+//     commands.go, unlink.go: writes; hooks.go: hooks, methods, onchange;
+//   - limits.go, budget.go, writebounds.go: the bounds;
+//   - args.go decodes the arguments of agent calls (agent.go) and REST
+//     bodies (rest.go); values.go converts values to and from columns.
 package orm

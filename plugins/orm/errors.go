@@ -1,7 +1,6 @@
 package orm
 
 import (
-	"context"
 	"fmt"
 	"strings"
 )
@@ -25,22 +24,6 @@ func (e *Error) Error() string {
 
 // Unwrap returns the kind, so errors.Is(err, ErrInvalid) works.
 func (e *Error) Unwrap() error { return e.Kind }
-
-// Can implements Guard.
-func (g GuardFuncs) Can(ctx context.Context, r GuardRequest) error {
-	if g.CanFunc == nil {
-		return nil
-	}
-	return g.CanFunc(ctx, r)
-}
-
-// Domain implements Guard.
-func (g GuardFuncs) Domain(ctx context.Context, r GuardRequest) (Domain, error) {
-	if g.DomainFunc == nil {
-		return nil, nil
-	}
-	return g.DomainFunc(ctx, r)
-}
 
 // at is where an error is: a model and, when one is at fault, a field.
 type at struct{ model, field string }

@@ -18,19 +18,9 @@ import (
 
 // parseModel reads a ModelPoint item and checks its shape.
 func parseModel(item any) (Model, error) {
-	var m Model
-	switch it := item.(type) {
-	case Model:
-		m = it
-	case *Model:
-		if it == nil {
-			return m, fmt.Errorf("a model is {name, fields}, got a nil *Model")
-		}
-		m = *it
-	default:
-		if err := kernel.DecodeItem(item, &m); err != nil {
-			return m, fmt.Errorf("a model is {name, fields, displayField?, order?}: %w", err)
-		}
+	m, err := kernel.ItemAs[Model](item, "a model is {name, fields, displayField?, order?}")
+	if err != nil {
+		return m, err
 	}
 	m.Fields = maps.Clone(m.Fields)
 	return m, checkModel(m)
@@ -38,19 +28,9 @@ func parseModel(item any) (Model, error) {
 
 // parseFieldContribution reads a FieldPoint item and checks its shape.
 func parseFieldContribution(item any) (FieldContribution, error) {
-	var fc FieldContribution
-	switch it := item.(type) {
-	case FieldContribution:
-		fc = it
-	case *FieldContribution:
-		if it == nil {
-			return fc, fmt.Errorf("a model field is {model, name, field}, got a nil *FieldContribution")
-		}
-		fc = *it
-	default:
-		if err := kernel.DecodeItem(item, &fc); err != nil {
-			return fc, fmt.Errorf("a model field is {model, name, field}: %w", err)
-		}
+	fc, err := kernel.ItemAs[FieldContribution](item, "a model field is {model, name, field}")
+	if err != nil {
+		return fc, err
 	}
 	if err := checkModelName(fc.Model); err != nil {
 		return fc, err
