@@ -1,15 +1,16 @@
 // Package baseline is ring 3: the composition root that turns the kernel,
 // the drivers and the system plugins into one running kernel server.
 //
-// New installs, in order, the database key, http, collections, scheduler,
-// the judge and the admin API, then the application's own plugins; it
-// restores agent plugins from the event log and fails unless every system
-// plugin is active. The result serves HTTP through Handler and runs due
+// New installs, in order (systemPlugins): the database key, http,
+// collections, scheduler, the ORM and the judge; with a model, the model key
+// and the agent loop; last the admin API. Then the application's own
+// plugins (Options.Plugins). It restores agent plugins from the event log
+// and fails unless every system plugin is active. The result serves HTTP through Handler and runs due
 // schedules through Tick.
 //
 // Invariants:
 //   - the store is the only state: a Baseline built on the same store
-//     restores exactly the plugins, enabled flags and collections that were
+//     restores exactly the plugins, enabled flags, collections and models that were
 //     there before;
 //   - Handler always dispatches to the http plugin active at the time of the
 //     request, so a re-activated http plugin is served without a restart;
