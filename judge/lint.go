@@ -56,30 +56,43 @@ func lint(code string) error {
 	return found
 }
 
-// lintRefusal words a front-end refusal as the gate's rule for the author; the
-// problems worded alike keep the front end's wording.
+// lintRefusal words a front-end refusal as the gate's rule for the author;
+// the problems worded alike keep the front end's wording. Either way the
+// error unwraps to the *agentsource.Error.
 func lintRefusal(err error) error {
 	var e *agentsource.Error
 	if !errors.As(err, &e) {
 		return err
 	}
+	var msg string
 	switch e.Problem {
 	case agentsource.TooLarge:
-		return fmt.Errorf("the code is %d bytes, more than the limit of %d", e.Size, e.Limit)
+		msg = fmt.Sprintf("the code is %d bytes, more than the limit of %d", e.Size, e.Limit)
 	case agentsource.UnexpectedEnd:
-		return fmt.Errorf("line %d: syntax error: unexpected end of input", e.Line)
+		msg = fmt.Sprintf("line %d: syntax error: unexpected end of input", e.Line)
 	case agentsource.Syntax:
-		if e.Line <= 0 {
-			return fmt.Errorf("syntax error: %s", e.Detail)
+		msg = "syntax error: " + e.Detail
+		if e.Line > 0 {
+			msg = fmt.Sprintf("line %d: %s", e.Line, msg)
 		}
-		return fmt.Errorf("line %d: syntax error: %s", e.Line, e.Detail)
 	case agentsource.Import:
-		return fmt.Errorf("line %d: import is not allowed; agent code reaches the host through cap", e.Line)
+		msg = fmt.Sprintf("line %d: import is not allowed; agent code reaches the host through cap", e.Line)
 	case agentsource.NoExport, agentsource.NotTopLevel:
-		return errors.New("the code has no top-level `export default async function activate(cap)`")
+		msg = "the code has no top-level `export default async function activate(cap)`"
+	default:
+		return err
 	}
-	return err
+	return &lintError{msg: msg, cause: e}
 }
+
+// lintError is a front-end refusal in the lint gate's words.
+type lintError struct {
+	msg   string
+	cause *agentsource.Error
+}
+
+func (r *lintError) Error() string { return r.msg }
+func (r *lintError) Unwrap() error { return r.cause }
 
 func forbidden(n ast.Node) string {
 	switch n := n.(type) {
