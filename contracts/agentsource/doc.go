@@ -24,7 +24,8 @@
 //   - code over Limits.MaxBytes is refused (TooLarge), then code whose
 //     brackets, outside strings and comments, nest deeper than
 //     Limits.MaxNesting (TooNested), before the parser sees it; the defaults
-//     are 256 KiB and 64 levels;
+//     are 256 KiB and 64 levels (regular expression literals are not
+//     recognised by the nesting scan; see Nesting);
 //   - a single textual match of `export default [async] function [name](` is
 //     rewritten and the code parsed; otherwise, or if that parse fails or
 //     does not declare the function where the match stood, the export is

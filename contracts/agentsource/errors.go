@@ -36,6 +36,7 @@ type Error struct {
 // The export the code must have, as the messages name it.
 const wantExport = "`export default async function activate(cap)`"
 
+// Error words the refusal the package's way, naming the line first.
 func (e *Error) Error() string {
 	switch e.Problem {
 	case TooLarge:

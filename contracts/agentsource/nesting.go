@@ -4,8 +4,11 @@ import "strings"
 
 // Nesting returns the deepest nesting of brackets in code, skipping string
 // literals and comments; `${` in a template literal counts as a bracket.
-// Regular expression literals are not recognised, so brackets inside them
-// count too: the result never underestimates.
+// Regular expression literals are not recognised: brackets inside one
+// count too, and a quote inside one is taken for the start of a string, so
+// for such code the result can be too low (`/'/` hides the brackets up to
+// the next quote). The limit bounds the nesting of ordinary code; the size
+// limit bounds the rest.
 func Nesting(code string) int {
 	var depth, deepest int
 	var quote byte // the open string's quote, or 0
