@@ -4,8 +4,10 @@
 //
 // A submission runs the gates in order: manifest (shape, the agent. prefix,
 // declared points that exist), trust (nothing system-only, using the kernel
-// catalog's key and point metadata), lint (goja's parser: no import or
-// require, eval, Function, .constructor or with), and load (the code loads
+// catalog's key and point metadata), lint (the code read through package
+// agentsource, the front end the executors compile it with: the same
+// export rewrite, limits and refusals; then no require, eval, Function,
+// .constructor or with), and load (the code loads
 // and its activate terminates in a throwaway unit that never touches the
 // live kernel), then any gate a system plugin contributed to GatePoint.
 // Policy then decides from the declaration alone (never from what the code
@@ -27,6 +29,10 @@
 //     plugin's id (and must start with AgentPrefix);
 //   - it fails closed: a gate or invariant that errors, panics or runs past
 //     the gate timeout refuses the plugin;
+//   - the lint gate's front end is the executors': code the gate accepts
+//     is never refused by an executor's front end (at its default limits),
+//     and code the gate refuses there the executor refuses for the same
+//     problem on the same line;
 //   - a decision names the code hash it binds to and a printable decider;
 //   - Pending never waits for a submission in flight;
 //   - every decision is in the event log (judge/* audit events) before it

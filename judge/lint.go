@@ -1,41 +1,31 @@
 package judge
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
-	"strings"
 
 	"github.com/dop251/goja/ast"
-	"github.com/dop251/goja/file"
-	"github.com/dop251/goja/parser"
+
+	"github.com/sms-baseline/sms/contracts/agentsource"
 )
 
-// The source-lint gate reads agent code with goja's parser. goja has no
-// modules, so the one export agent code has, `export default async function
-// activate(cap)`, is rewritten into a plain declaration inside a strict
-// wrapper function before parsing (as the executors do: the words become
-// spaces, an anonymous function is named), and every other import or export
-// is refused. Then the syntax tree is walked for what the judge refuses:
-// code that compiles code (eval, Function, a .constructor), require, with.
+// The source-lint gate reads agent code through package agentsource, the
+// front end the executors compile it with: the same limits, the same
+// rewrite of the one export, the same refusals. Then it walks the syntax
+// tree for what the judge refuses on top: code that compiles code (eval,
+// Function, a .constructor), require, with. The executors make code
+// generation throw at run time however it is spelled; the gate refuses the
+// plain spellings early, naming the line.
 
-// Source limits, the same as the executors' defaults.
+// Source limits, the executors' defaults.
 const (
-	MaxSourceBytes   = 256 << 10
-	MaxSourceNesting = 64
+	MaxSourceBytes   = agentsource.DefaultMaxBytes
+	MaxSourceNesting = agentsource.DefaultMaxNesting
 )
 
-const (
-	defaultName   = "__default"
-	wrapperPrefix = "(function(){'use strict';"
-)
-
-var (
-	exportDefault = regexp.MustCompile(`\bexport\s+default\s+(?:async\s+)?function\b(?:\s*\*)?\s*([A-Za-z_$][\w$]*)?\s*\(`)
-	moduleWord    = regexp.MustCompile(`\b(export|import)\b`)
-)
+// sourceLimits are the limits the lint gate reads code with.
+var sourceLimits = agentsource.Limits{MaxBytes: MaxSourceBytes, MaxNesting: MaxSourceNesting}
 
 // forbiddenNames are identifiers agent code may not mention.
 var forbiddenNames = map[string]string{
@@ -52,19 +42,57 @@ var forbiddenProperties = map[string]string{
 
 // lint checks agent code and returns the first problem, naming its line.
 func lint(code string) error {
-	prg, err := parseAgent(code)
+	prg, err := agentsource.Prepare(code, sourceLimits)
 	if err != nil {
-		return err
+		return lintRefusal(err)
 	}
 	var found error
-	walk(prg, func(n ast.Node) bool {
+	walk(prg.AST, func(n ast.Node) bool {
 		if msg := forbidden(n); msg != "" {
-			found = fmt.Errorf("line %d: %s", prg.File.Position(int(n.Idx0())-prg.File.Base()).Line, msg)
+			found = fmt.Errorf("line %d: %s", prg.Line(n.Idx0()), msg)
 		}
 		return found == nil
 	})
 	return found
 }
+
+// lintRefusal words a front-end refusal as the gate's rule for the author;
+// the problems worded alike keep the front end's wording. Either way the
+// error unwraps to the *agentsource.Error.
+func lintRefusal(err error) error {
+	var e *agentsource.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	var msg string
+	switch e.Problem {
+	case agentsource.TooLarge:
+		msg = fmt.Sprintf("the code is %d bytes, more than the limit of %d", e.Size, e.Limit)
+	case agentsource.UnexpectedEnd:
+		msg = fmt.Sprintf("line %d: syntax error: unexpected end of input", e.Line)
+	case agentsource.Syntax:
+		msg = "syntax error: " + e.Detail
+		if e.Line > 0 {
+			msg = fmt.Sprintf("line %d: %s", e.Line, msg)
+		}
+	case agentsource.Import:
+		msg = fmt.Sprintf("line %d: import is not allowed; agent code reaches the host through cap", e.Line)
+	case agentsource.NoExport, agentsource.NotTopLevel:
+		msg = "the code has no top-level `export default async function activate(cap)`"
+	default:
+		return err
+	}
+	return &lintError{msg: msg, cause: e}
+}
+
+// lintError is a front-end refusal in the lint gate's words.
+type lintError struct {
+	msg   string
+	cause *agentsource.Error
+}
+
+func (r *lintError) Error() string { return r.msg }
+func (r *lintError) Unwrap() error { return r.cause }
 
 func forbidden(n ast.Node) string {
 	switch n := n.(type) {
@@ -84,166 +112,6 @@ func forbidden(n ast.Node) string {
 		return "with is not allowed"
 	}
 	return ""
-}
-
-// parseAgent checks the source limits, rewrites the export and parses.
-// Source maps are disabled: a sourceMappingURL comment must never make the
-// judge read a file.
-func parseAgent(code string) (*ast.Program, error) {
-	if len(code) > MaxSourceBytes {
-		return nil, fmt.Errorf("the code is %d bytes, more than the limit of %d", len(code), MaxSourceBytes)
-	}
-	if depth := nesting(code); depth > MaxSourceNesting {
-		return nil, fmt.Errorf("brackets nest %d levels deep, more than the limit of %d", depth, MaxSourceNesting)
-	}
-	name := ""
-	if m := exportDefault.FindAllStringSubmatchIndex(code, 2); len(m) == 1 {
-		code, name = rewrite(code, m[0])
-	}
-	for {
-		src := wrapperPrefix + code + "\n;return " + cmp.Or(name, defaultName) + "})"
-		prg, err := parser.ParseFile(nil, "agent.js", src, 0, parser.WithDisableSourceMaps)
-		if err == nil {
-			if name == "" || !declaredAtTop(prg, name) {
-				return nil, errors.New("the code has no top-level `export default async function activate(cap)`")
-			}
-			return prg, nil
-		}
-		off := keywordAt(src, err) - len(wrapperPrefix)
-		if off < 0 {
-			return nil, syntaxError(code, err)
-		}
-		line := 1 + strings.Count(code[:off], "\n")
-		loc := exportDefault.FindStringSubmatchIndex(code[off:])
-		switch {
-		case strings.HasPrefix(code[off:], "import"):
-			return nil, fmt.Errorf("line %d: import is not allowed; agent code reaches the host through cap", line)
-		case loc == nil || loc[0] != 0:
-			return nil, fmt.Errorf("line %d: the only export allowed is `export default async function activate(cap)`", line)
-		case name != "":
-			return nil, fmt.Errorf("line %d: only one export is allowed", line)
-		}
-		for i := range loc {
-			if loc[i] >= 0 {
-				loc[i] += off
-			}
-		}
-		code, name = rewrite(code, loc)
-	}
-}
-
-// rewrite turns the export match found into a plain declaration and returns
-// the code and the function's name.
-func rewrite(code string, match []int) (string, string) {
-	start, end := match[0], match[1]
-	b := []byte(code)
-	words := strings.Index(code[start:end], "default") + len("default")
-	for i := start; i < start+words; i++ {
-		if b[i] != '\n' && b[i] != '\r' {
-			b[i] = ' '
-		}
-	}
-	if match[2] >= 0 {
-		return string(b), code[match[2]:match[3]]
-	}
-	paren := end - 1 // the match ends with the parameter list's "("
-	return string(b[:paren]) + " " + defaultName + string(b[paren:]), defaultName
-}
-
-// keywordAt returns the offset of the import or export keyword the first
-// parse error points at, or -1.
-func keywordAt(src string, err error) int {
-	var list parser.ErrorList
-	if !errors.As(err, &list) || len(list) == 0 {
-		return -1
-	}
-	pos := list[0].Position
-	f := file.NewFile("", src, 0)
-	for _, m := range moduleWord.FindAllStringIndex(src, -1) {
-		if p := f.Position(m[0]); p.Line == pos.Line && p.Column == pos.Column {
-			return m[0]
-		}
-	}
-	return -1
-}
-
-func syntaxError(code string, err error) error {
-	var list parser.ErrorList
-	if !errors.As(err, &list) || len(list) == 0 {
-		return fmt.Errorf("syntax error: %w", err)
-	}
-	if lines := 1 + strings.Count(code, "\n"); list[0].Position.Line > lines {
-		return fmt.Errorf("line %d: syntax error: unexpected end of input", lines)
-	}
-	return fmt.Errorf("line %d: syntax error: %s", list[0].Position.Line, list[0].Message)
-}
-
-// declaredAtTop reports whether the exported function is declared by the
-// module itself, not inside a nested function.
-func declaredAtTop(prg *ast.Program, name string) bool {
-	if len(prg.Body) != 1 {
-		return false
-	}
-	st, ok := prg.Body[0].(*ast.ExpressionStatement)
-	if !ok {
-		return false
-	}
-	fn, ok := st.Expression.(*ast.FunctionLiteral)
-	if !ok || fn.Body == nil {
-		return false
-	}
-	for _, s := range fn.Body.List {
-		if d, ok := s.(*ast.FunctionDeclaration); ok && d.Function.Name != nil && d.Function.Name.Name.String() == name {
-			return true
-		}
-	}
-	return false
-}
-
-// nesting returns the deepest bracket nesting outside strings and comments.
-func nesting(code string) int {
-	var depth, deepest int
-	var quote byte
-	var templates []int
-	for i := 0; i < len(code); i++ {
-		c := code[i]
-		switch {
-		case quote != 0:
-			switch {
-			case c == '\\':
-				i++
-			case c == quote:
-				quote = 0
-			case quote == '`' && c == '$' && i+1 < len(code) && code[i+1] == '{':
-				i++
-				templates = append(templates, depth)
-				quote = 0
-				depth++
-			}
-		case c == '"' || c == '\'' || c == '`':
-			quote = c
-		case c == '/' && i+1 < len(code) && code[i+1] == '/':
-			for i < len(code) && code[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(code) && code[i+1] == '*':
-			end := strings.Index(code[i+2:], "*/")
-			if end < 0 {
-				return deepest
-			}
-			i += end + 3
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			depth--
-			if c == '}' && len(templates) > 0 && templates[len(templates)-1] == depth {
-				templates = templates[:len(templates)-1]
-				quote = '`'
-			}
-		}
-		deepest = max(deepest, depth)
-	}
-	return deepest
 }
 
 var (

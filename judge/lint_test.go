@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/sms-baseline/sms/contracts/agentsource"
 )
 
 const activate = "export default async function activate(cap) {}\n"
@@ -49,8 +51,8 @@ func TestLint(t *testing.T) {
 }
 
 // The lint gate never opens a file named by a sourceMappingURL comment.
-// Seen failing with parser.WithDisableSourceMaps removed from parseAgent
-// and the map comment at the end of the wrapped source.
+// Seen failing with parser.WithDisableSourceMaps removed from package
+// agentsource's parse and the map comment at the end of the wrapped source.
 func TestLintNeverReadsSourceMaps(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if err := syscall.Mkfifo("x.map", 0o600); err != nil {
@@ -95,7 +97,7 @@ func FuzzLint(f *testing.F) {
 			return
 		}
 		if err := lint(code); err == nil {
-			if _, err := parseAgent(code); err != nil {
+			if _, err := agentsource.Prepare(code, sourceLimits); err != nil {
 				t.Fatalf("lint accepted %q, which does not parse: %v", code, err)
 			}
 		}

@@ -91,7 +91,7 @@ func Check(pkgs []Package) ([]Violation, error) {
 func judge(importer, imported Package, imp string) (string, error) {
 	kind := KindOf(importer.ImportPath)
 	if _, inModule := relative(imp); !inModule {
-		return judgeThirdParty(kind, imp), nil
+		return judgeThirdParty(importer.ImportPath, imp), nil
 	}
 	target := KindOf(imp)
 	if kind != Root && family(importer.ImportPath) == family(imp) && (kind != Ledger || target != LedgerStore) {
@@ -135,7 +135,12 @@ func below(target, max Kind, reason string) string {
 	return reason
 }
 
-func judgeThirdParty(kind Kind, imp string) string {
+func judgeThirdParty(importer, imp string) string {
+	rel, _ := relative(importer)
+	if allowedImport(thirdPartyByPackage[rel], imp) {
+		return ""
+	}
+	kind := KindOf(importer)
 	switch kind {
 	case Root:
 		return ""
@@ -147,10 +152,19 @@ func judgeThirdParty(kind Kind, imp string) string {
 	case Kernel, Contract, Ledger:
 		return "this package imports the standard library only"
 	}
-	for _, allowed := range thirdParty[kind] {
-		if imp == allowed || strings.HasPrefix(imp, allowed+"/") {
-			return ""
-		}
+	if allowedImport(thirdParty[kind], imp) {
+		return ""
 	}
 	return "a third-party import not on this ring's list in rules.go"
+}
+
+// allowedImport reports whether imp is one of the allowed modules or
+// packages, or a package below one.
+func allowedImport(allowed []string, imp string) bool {
+	for _, a := range allowed {
+		if imp == a || strings.HasPrefix(imp, a+"/") {
+			return true
+		}
+	}
+	return false
 }

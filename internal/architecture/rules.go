@@ -97,10 +97,26 @@ func relative(path string) (string, bool) {
 // wrapping one library is what a driver is for.
 var thirdParty = map[Kind][]string{
 	Plugin: {
-		"github.com/dop251/goja",                   // the judge's source lint parses agent code
+		"github.com/dop251/goja/ast",  // the judge's source lint walks agent code's syntax tree,
+		"github.com/dop251/goja/file", // with goja's parser packages (never its runtime)
+		"github.com/dop251/goja/parser",
+		"github.com/dop251/goja/token",
 		"github.com/santhosh-tekuri/jsonschema/v6", // the agent loop validates tool input
 	},
 	LedgerStore: {"github.com/jackc/pgx/v5"},
+}
+
+// thirdPartyByPackage lists outside modules one package may import although
+// its kind may not, by module-relative path. The agent-source front end is
+// shared by the judge (ring 2) and the executors (ring 2), so it sits in
+// ring 1 and reads code with goja's parser; the goja runtime stays out.
+var thirdPartyByPackage = map[string][]string{
+	"contracts/agentsource": {
+		"github.com/dop251/goja/ast",
+		"github.com/dop251/goja/file",
+		"github.com/dop251/goja/parser",
+		"github.com/dop251/goja/token",
+	},
 }
 
 // allowedDriverImports lists the driver-to-driver imports the table allows.

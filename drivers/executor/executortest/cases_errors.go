@@ -48,7 +48,7 @@ export default async function activate(cap) {}`, []string{"RangeError", "boom at
 
 // Load refuses imports, other exports, a missing or nested export, syntax
 // errors and code over the size and nesting limits, naming the problem.
-// Seen failing (goja) with the import case of Prepare removed.
+// Seen failing (goja) with the import case of agentsource.Prepare removed.
 func testLoadErrors(t *testing.T, f Factory) {
 	exec := f(t, normal)
 	const activate = "export default async function activate(cap) {}\n"

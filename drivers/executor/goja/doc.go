@@ -2,11 +2,14 @@
 // its own goja runtime (github.com/dop251/goja) driven by its own goroutine.
 //
 // Agent code arrives as `export default async function activate(cap) {...}`
-// with no imports. goja has no modules, so Prepare rewrites that one export
-// into an assignment inside a strict wrapper function and refuses every other
-// import or export with a message naming the line. Source maps are disabled
-// everywhere the parser runs, so a sourceMappingURL comment can never make
-// the host read a file.
+// with no imports. goja has no modules, so Compile reads the code through
+// package agentsource, the front end the judge's lint gate reads it with
+// too: it rewrites that one export into a declaration inside a strict
+// wrapper function and refuses every other import or export with a message
+// naming the line; then goja compiles the wrapped tree. Source maps are
+// disabled everywhere the parser runs (agentsource's parse and the
+// runtime's), so a sourceMappingURL comment can never make the host read a
+// file.
 //
 // Invariants the package keeps:
 //
@@ -28,7 +31,9 @@
 //   - after an interrupt or a stack overflow the unit is stopped: goja cannot
 //     run promise jobs again in a runtime whose async function was
 //     interrupted, so every later call fails, saying why;
-//   - source size and bracket nesting are checked before the parser runs;
+//   - source size and bracket nesting are checked before the parser runs,
+//     against Options.MaxSourceBytes and MaxSourceNesting, whose defaults
+//     are agentsource's and so the judge's lint gate's;
 //   - no code is compiled from strings: before any agent code runs, eval and
 //     GoError are deleted and every function constructor (Function, and the
 //     constructor of the async and generator function prototypes) throws;

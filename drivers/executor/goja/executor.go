@@ -11,6 +11,7 @@ import (
 
 	js "github.com/dop251/goja"
 
+	"github.com/sms-baseline/sms/contracts/agentsource"
 	"github.com/sms-baseline/sms/kernel"
 )
 
@@ -19,8 +20,8 @@ const (
 	DefaultDeadline         = 5 * time.Second
 	DefaultGrace            = time.Second
 	DefaultMaxCallStackSize = 1024
-	DefaultMaxSourceBytes   = 256 << 10
-	DefaultMaxSourceNesting = 64
+	DefaultMaxSourceBytes   = agentsource.DefaultMaxBytes
+	DefaultMaxSourceNesting = agentsource.DefaultMaxNesting
 	DefaultMaxHostCalls     = 10000
 	DefaultMaxHostInFlight  = 64
 	DefaultMaxHostBytes     = 64 << 20
@@ -121,9 +122,9 @@ func (o Options) withDefaults() Options {
 }
 
 // Limits returns the source limits the options imply.
-func (o Options) Limits() SourceLimits {
+func (o Options) Limits() agentsource.Limits {
 	o = o.withDefaults()
-	return SourceLimits{MaxBytes: o.MaxSourceBytes, MaxNesting: o.MaxSourceNesting}
+	return agentsource.Limits{MaxBytes: o.MaxSourceBytes, MaxNesting: o.MaxSourceNesting}
 }
 
 // cacheSize bounds the compiled-program cache; past it the cache starts over.
@@ -170,11 +171,8 @@ func (e *Executor) program(b kernel.Bundle) (*js.Program, error) {
 	if prg != nil {
 		return prg, nil
 	}
-	_, tree, err := Prepare(string(b.Code), e.opts.Limits())
+	prg, err := Compile(string(b.Code), e.opts.Limits())
 	if err != nil {
-		return nil, err
-	}
-	if prg, err = compile(tree); err != nil {
 		return nil, err
 	}
 	e.mu.Lock()

@@ -159,9 +159,8 @@ func streamEvent(ev sdk.MessageStreamEventUnion, acc *sdk.Message) (contracts.St
 }
 
 // wrapErr keeps the client's error in the chain, and adds ctx's error when
-// ctx ended the call and the client's error does not already wrap it.
-// TestCancelledWhileWaiting was seen failing with the client's error
-// formatted with %v instead of wrapped.
+// ctx ended the call and the client's error does not already wrap it, so
+// errors.Is finds either.
 func wrapErr(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 		return fmt.Errorf("anthropic model: %w (%w)", ctxErr, err)
@@ -169,9 +168,8 @@ func wrapErr(ctx context.Context, err error) error {
 	return fmt.Errorf("anthropic model: %w", err)
 }
 
-// bodyError reports an error object delivered with a success status.
-// Seen failing (TestErrorBodyWithStatus200) with the check disabled: the
-// call returned an empty response and no error.
+// bodyError reports an error object delivered with a success status, so
+// such a call fails instead of returning an empty response.
 func bodyError(raw string) error {
 	var body struct {
 		Type  string `json:"type"`

@@ -90,7 +90,8 @@ func TestThinkingReplayed(t *testing.T) {
 }
 
 // An error object sent with HTTP 200 is an error, not an empty answer.
-// Seen failing with bodyError's error check disabled.
+// Seen failing with bodyError's error check disabled: the call returned
+// an empty response and no error.
 func TestErrorBodyWithStatus200(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -109,8 +109,7 @@ type wireResponse struct {
 }
 
 // fromRaw maps a response body. An error object or a failed status, even
-// with HTTP 200, is an error: seen failing (TestErrorBodyWithStatus200)
-// with the error check removed.
+// with HTTP 200, is an error.
 func fromRaw(raw string) (contracts.ModelResponse, error) {
 	var w wireResponse
 	if err := json.Unmarshal([]byte(raw), &w); err != nil {

@@ -127,8 +127,7 @@ func (m *Model) Stream(ctx context.Context, req contracts.ModelRequest) iter.Seq
 }
 
 // wrapErr keeps the client's error in the chain and adds ctx's error when
-// ctx ended the call. TestCancelledWhileWaiting was seen failing with the
-// client's error formatted with %v instead of wrapped.
+// ctx ended the call, so errors.Is finds either.
 func wrapErr(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 		return fmt.Errorf("openai model: %w (%w)", ctxErr, err)

@@ -86,7 +86,7 @@ func TestStreamToolCallAndResult(t *testing.T) {
 }
 
 // An error object sent with HTTP 200 is an error, not an empty answer.
-// Seen failing with the error object check disabled.
+// Seen failing with fromRaw's error object check removed.
 func TestErrorBodyWithStatus200(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -147,8 +147,7 @@ func response(text string, calls []call, finish string) (contracts.ModelResponse
 }
 
 // bodyError explains a response without choices, such as an error object
-// sent with HTTP 200. Seen failing (TestErrorBodyWithStatus200) returning
-// an empty response instead.
+// sent with HTTP 200: such a call fails, it never returns an empty response.
 func bodyError(raw string) error {
 	var body struct {
 		Error *struct {

@@ -86,7 +86,8 @@ func TestStreamAssemblesToolCall(t *testing.T) {
 }
 
 // An error object sent with HTTP 200 is an error, not an empty answer.
-// Seen failing with the error object check disabled.
+// Seen failing with the error object check disabled: the call returned an
+// empty response instead.
 func TestErrorBodyWithStatus200(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
