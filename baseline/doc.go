@@ -19,4 +19,7 @@
 //     (streams exempt), at most ServeOptions.MaxConnections connections
 //     held at once, and at most ServeOptions.MaxConnectionsPerAddress of
 //     them from one client, so that one client cannot starve the probes.
+//
+// OpenStore opens a store from a spec through Stores, the registry of
+// store drivers (sqlite, postgres) chosen by the spec's scheme.
 package baseline

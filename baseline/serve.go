@@ -6,14 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
-
-	"github.com/sms-baseline/sms/contracts"
-	"github.com/sms-baseline/sms/drivers/store/postgres"
-	"github.com/sms-baseline/sms/drivers/store/sqlite"
 )
 
 // ServeOptions configure Serve. The timeouts and the connection bounds
@@ -142,26 +135,4 @@ func shutdown(servers []*http.Server, served <-chan error, running int, timeout 
 		}
 	}
 	return err
-}
-
-// OpenStore opens the store a spec names: "sqlite:PATH" (the parent
-// directory is created), "sqlite::memory:", or a postgres:// or
-// postgresql:// URL with the tenant's schema ("public" when empty).
-func OpenStore(ctx context.Context, spec, schema string) (contracts.Store, error) {
-	switch {
-	case strings.HasPrefix(spec, "sqlite:"):
-		path := strings.TrimPrefix(spec, "sqlite:")
-		if path == "" {
-			return nil, fmt.Errorf("open store: %q names no file: use sqlite:PATH", spec)
-		}
-		if path != sqlite.Memory {
-			if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-				return nil, fmt.Errorf("open store: %w", err)
-			}
-		}
-		return sqlite.OpenStore(ctx, path)
-	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
-		return postgres.OpenStore(ctx, postgres.Options{URL: spec, Schema: schema})
-	}
-	return nil, fmt.Errorf("open store: %q is neither sqlite:PATH nor a postgres:// URL", spec)
 }

@@ -19,4 +19,15 @@
 //   - a Tx either commits everything fn did or nothing;
 //   - a unique-constraint violation wraps [ErrUnique]; use after Close wraps
 //     [ErrClosed]; a cancelled context ends the call with the context's error.
+//
+// Every model, executor and store driver describes itself in an exported
+// Driver value ([ModelDriver], [ExecutorDriver], [StoreDriver]): its name,
+// help text, what it needs (settings, key variables) and its constructor.
+// A composition root registers the descriptors it links in a [Registry],
+// in the order it lists them, and chooses among them by name. The
+// descriptors live here, in ring 1, so that drivers can describe
+// themselves without importing what chooses among them; no registry is
+// filled from an init function, so a binary holds exactly the drivers its
+// command names. A Registry refuses a name registered twice, and its
+// unknown-name error lists the registered names.
 package contracts

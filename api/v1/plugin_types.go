@@ -72,6 +72,21 @@ const (
 	OriginAgent Origin = "agent"
 )
 
+// VerdictResult is what the judge made of a submission. Verdict.Result
+// and Edit.Result hold one.
+// +kubebuilder:validation:Enum=mounted;pending;rejected
+type VerdictResult string
+
+// Verdict results, the judge's statuses.
+const (
+	// VerdictMounted: the plugin passed every gate and runs.
+	VerdictMounted VerdictResult = "mounted"
+	// VerdictPending: the plugin waits for a human's approval.
+	VerdictPending VerdictResult = "pending"
+	// VerdictRejected: a gate or the policy refused the plugin.
+	VerdictRejected VerdictResult = "rejected"
+)
+
 // Verdict is the judge's answer to the last submission.
 type Verdict struct {
 	// Result is mounted, pending or rejected.

@@ -59,6 +59,23 @@ type PostgresStorage struct {
 // +kubebuilder:validation:Enum=scripted;anthropic;openai;openaicompat
 type ModelProvider string
 
+// Model providers: the names of the kernel's model drivers, in the order
+// the enum above and the kernel's help list them.
+const (
+	// ModelScripted replays a script, for demos and tests.
+	ModelScripted ModelProvider = "scripted"
+	// ModelAnthropic is the Anthropic Messages API.
+	ModelAnthropic ModelProvider = "anthropic"
+	// ModelOpenAI is the OpenAI Responses API.
+	ModelOpenAI ModelProvider = "openai"
+	// ModelOpenAICompat is a Chat Completions endpoint (OpenRouter,
+	// Ollama, vLLM) reached through a base URL.
+	ModelOpenAICompat ModelProvider = "openaicompat"
+)
+
+// ModelProviders lists every ModelProvider, in the enum's order.
+var ModelProviders = []ModelProvider{ModelScripted, ModelAnthropic, ModelOpenAI, ModelOpenAICompat}
+
 // TenantModel is the chat agent's model. Without one the kernel runs no
 // chat agent.
 type TenantModel struct {
@@ -104,6 +121,19 @@ type TenantJudge struct {
 // Executor names where a kernel runs agent code.
 // +kubebuilder:validation:Enum=isolated;goja
 type Executor string
+
+// Executors: the names of the kernel's executor drivers, the default
+// first.
+const (
+	// ExecutorIsolated runs agent code in child processes under OS
+	// limits; the default.
+	ExecutorIsolated Executor = "isolated"
+	// ExecutorGoja runs agent code in the kernel's process.
+	ExecutorGoja Executor = "goja"
+)
+
+// Executors lists every Executor, in the enum's order.
+var Executors = []Executor{ExecutorIsolated, ExecutorGoja}
 
 // TenantSpec is the desired state of a tenant's kernel.
 type TenantSpec struct {

@@ -15,7 +15,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/internal/cli/devenv"
+	"github.com/sms-baseline/sms/internal/kernelcmd"
 )
 
 // devCommands are the commands only development builds have: the image's
@@ -47,12 +50,12 @@ unpacked under --dir.`,
 	fl := cmd.Flags()
 	m := &f.opts.Model
 	fl.StringVar(&f.opts.Dir, "dir", ".sms", "directory of etcd's data, the kernels' data, the kubeconfig and the lock")
-	fl.StringVar(&m.Provider, "model", "scripted", "model of tenants whose spec names none: scripted, anthropic, openai or openaicompat")
+	fl.StringVar(&m.Provider, "model", string(smsv1.ModelScripted), "model of tenants whose spec names none: "+kernelcmd.Models.Choices())
 	fl.StringVar(&m.Name, "model-name", "", "the provider's model name")
 	fl.StringVar(&m.BaseURL, "model-base-url", "", "the provider's base URL (a local OpenAI-compatible server with --model openaicompat)")
 	fl.StringVar(&m.Script, "model-script", "", "JSON file of turns for --model scripted (default: the built-in doubler demo)")
-	fl.StringVar(&m.KeyFile, "model-key-file", "", "file holding the model key (default: ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY)")
-	fl.StringVar(&f.opts.Executor, "executor", "", "run every tenant's agent plugins with this executor (goja or isolated) instead of its spec's")
+	fl.StringVar(&m.KeyFile, "model-key-file", "", "file holding the model key (default: "+contracts.OrList(kernelcmd.ModelKeyEnv())+")")
+	fl.StringVar(&f.opts.Executor, "executor", "", "run every tenant's agent plugins with this executor ("+kernelcmd.Executors.Choices()+") instead of its spec's")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the operator's and the kernels' work")
 	return cmd
 }
@@ -91,10 +94,17 @@ func runDev(cmd *cobra.Command, f *devFlags) error {
 	return err
 }
 
-// devModel checks the default model's flags and makes its paths absolute.
+// devModel checks the default model's and the executor's flags against
+// the kernel's drivers, and makes the script's path absolute.
 func devModel(o *devenv.Options) error {
 	m := &o.Model
-	if m.Provider != "scripted" {
+	if _, err := kernelcmd.Models.Lookup(m.Provider); m.Provider != "" && err != nil {
+		return fmt.Errorf("--model %q: want %s", m.Provider, kernelcmd.Models.Choices())
+	}
+	if _, err := kernelcmd.Executors.Lookup(o.Executor); o.Executor != "" && err != nil {
+		return fmt.Errorf("--executor %q: want %s", o.Executor, kernelcmd.Executors.Choices())
+	}
+	if m.Provider != string(smsv1.ModelScripted) {
 		m.Script = ""
 		return nil
 	}

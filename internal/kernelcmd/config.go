@@ -3,6 +3,8 @@ package kernelcmd
 import (
 	"strconv"
 	"strings"
+
+	"github.com/sms-baseline/sms/drivers/executor/isolated"
 )
 
 // Config is everything `manager kernel` is told on its command line. The
@@ -11,7 +13,8 @@ import (
 type Config struct {
 	// Listen is the address to serve HTTP on.
 	Listen string
-	// Store is sqlite:PATH or a postgres:// URL.
+	// Store is sqlite:PATH or a postgres:// URL: a spec of a driver of
+	// Stores.
 	Store string
 	// Schema is the tenant's Postgres schema (postgres stores only).
 	Schema string
@@ -32,7 +35,7 @@ type Config struct {
 	// once on each listener (baseline.ServeOptions.MaxConnectionsPerAddress);
 	// zero takes its default.
 	MaxConnectionsPerAddress int
-	// Executor is isolated or goja.
+	// Executor names a driver of Executors: isolated or goja.
 	Executor string
 	// Model chooses the chat agent's model; a zero Model means none.
 	Model Model
@@ -46,7 +49,8 @@ type Config struct {
 
 // Model chooses the chat agent's model.
 type Model struct {
-	// Provider is scripted, anthropic, openai or openaicompat.
+	// Provider names a driver of Models: scripted, anthropic, openai or
+	// openaicompat.
 	Provider string
 	// Name is the provider's model name.
 	Name string
@@ -63,7 +67,7 @@ var Defaults = Config{
 	Listen:   "127.0.0.1:8787",
 	Store:    "sqlite:./sms-data/kernel.db",
 	Name:     "kernel",
-	Executor: "isolated",
+	Executor: isolated.Driver.Name,
 }
 
 // Args returns the `manager kernel` arguments that configure c, starting

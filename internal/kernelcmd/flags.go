@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sms-baseline/sms/baseline"
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/judge"
 )
 
@@ -15,7 +16,7 @@ import (
 // so parsing c.Args()[1:] into a bound Config yields c again.
 func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Listen, "listen", Defaults.Listen, "address to serve HTTP on")
-	fs.StringVar(&c.Store, "store", Defaults.Store, "sqlite:PATH or a postgres:// URL")
+	fs.StringVar(&c.Store, "store", Defaults.Store, baseline.StoreForms())
 	fs.StringVar(&c.Schema, "schema", Defaults.Schema, "Postgres schema of this tenant (default public)")
 	fs.StringVar(&c.Name, "name", Defaults.Name, "name of the kernel in logs and the admin API")
 	fs.StringVar(&c.TokenFile, "admin-token-file", Defaults.TokenFile, "file holding the admin bearer token, which has every scope (default: admin API open)")
@@ -23,13 +24,30 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.AdminListen, "admin-listen", Defaults.AdminListen, "serve the admin API on this address of its own; --listen then serves the application's routes only")
 	fs.IntVar(&c.MaxConnections, "max-connections", Defaults.MaxConnections, "connections each listener holds at once; past it new ones wait until one closes (default "+strconv.Itoa(baseline.DefaultMaxConnections)+")")
 	fs.IntVar(&c.MaxConnectionsPerAddress, "max-connections-per-address", Defaults.MaxConnectionsPerAddress, "connections one client address holds at once on each listener; past it its new ones are closed at once, so one client cannot keep the probes waiting (default "+strconv.Itoa(baseline.DefaultMaxConnectionsPerAddress)+")")
-	fs.StringVar(&c.Executor, "executor", Defaults.Executor, "where agent code runs: isolated (child processes with OS limits) or goja (in process)")
-	fs.StringVar(&c.Model.Provider, "model", Defaults.Model.Provider, "the chat agent's model: scripted, anthropic, openai or openaicompat (default: no chat agent)")
+	fs.StringVar(&c.Executor, "executor", Defaults.Executor, "where agent code runs: "+Executors.Help())
+	fs.StringVar(&c.Model.Provider, "model", Defaults.Model.Provider, "the chat agent's model: "+Models.Help()+" (default: no chat agent)")
 	fs.StringVar(&c.Model.Name, "model-name", Defaults.Model.Name, "the provider's model name")
-	fs.StringVar(&c.Model.BaseURL, "model-base-url", Defaults.Model.BaseURL, "the provider's base URL (required for openaicompat: OpenRouter, Ollama, vLLM)")
+	fs.StringVar(&c.Model.BaseURL, "model-base-url", Defaults.Model.BaseURL, "the provider's base URL"+baseURLNeeds())
 	fs.StringVar(&c.Model.Script, "model-script", Defaults.Model.Script, "JSON file of turns for --model scripted")
-	fs.StringVar(&c.Model.KeyFile, "model-key-file", Defaults.Model.KeyFile, "file holding the model key (default: ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY)")
+	fs.StringVar(&c.Model.KeyFile, "model-key-file", Defaults.Model.KeyFile, "file holding the model key (default: "+contracts.OrList(ModelKeyEnv())+")")
 	fs.BoolVar(&c.AutoApprove, "auto-approve", Defaults.AutoApprove, "mount sensitive plugins without a human (taints the kernel)")
 	fs.StringSliceVar(&c.SensitivePoints, "sensitive-points", Defaults.SensitivePoints, "points whose contributions need approval (default "+strings.Join(judge.DefaultSensitivePoints, ",")+")")
 	fs.StringSliceVar(&c.SensitiveScopes, "sensitive-scopes", Defaults.SensitiveScopes, "scopes that need approval (default "+strings.Join(judge.DefaultSensitiveScopes, ",")+")")
+}
+
+// baseURLNeeds says which models need --model-base-url, for its help:
+// " (required for openaicompat)", or "" when none does.
+func baseURLNeeds() string {
+	var names []string
+	for _, d := range Models.All() {
+		for _, need := range d.Needs {
+			if need.Setting == contracts.ModelBaseURL {
+				names = append(names, d.Name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (required for " + contracts.OrList(names) + ")"
 }

@@ -1,26 +1,17 @@
 package kernelcmd
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/sms-baseline/sms/contracts"
-	"github.com/sms-baseline/sms/drivers/model/anthropic"
-	"github.com/sms-baseline/sms/drivers/model/openai"
-	"github.com/sms-baseline/sms/drivers/model/openaicompat"
-	"github.com/sms-baseline/sms/drivers/model/scripted"
 )
 
-// keyEnv lists, per provider, the environment variables a key is read
-// from when Model.KeyFile (--model-key-file) is not given, in order.
-var keyEnv = map[string][]string{
-	"anthropic":    {"ANTHROPIC_API_KEY"},
-	"openai":       {"OPENAI_API_KEY"},
-	"openaicompat": {"OPENROUTER_API_KEY", "OPENAI_API_KEY"},
-}
-
-// newModel returns the chat agent's model, or nil for none.
+// newModel returns the chat agent's model, or nil for none. The provider
+// is looked up in Models; its driver says which settings it needs and
+// where its key comes from.
 func newModel(m Model) (contracts.ModelService, error) {
 	if m.Provider == "" {
 		if m.Script != "" || m.Name != "" || m.BaseURL != "" {
@@ -28,42 +19,46 @@ func newModel(m Model) (contracts.ModelService, error) {
 		}
 		return nil, nil
 	}
-	if m.Provider == "scripted" {
-		if m.Script == "" {
-			return nil, fmt.Errorf("--model scripted needs --model-script FILE")
-		}
-		model, err := scripted.Load(m.Script)
-		if err != nil {
-			return nil, fmt.Errorf("--model-script: %w", err)
-		}
-		return model, nil
-	}
-	if _, ok := keyEnv[m.Provider]; !ok {
-		return nil, fmt.Errorf("--model %q: want scripted, anthropic, openai or openaicompat", m.Provider)
-	}
-	if m.Name == "" {
-		return nil, fmt.Errorf("--model %s needs --model-name", m.Provider)
-	}
-	key, err := modelKey(m)
+	d, err := Models.Lookup(m.Provider)
 	if err != nil {
+		return nil, fmt.Errorf("--model %q: want %s", m.Provider, Models.Choices())
+	}
+	s := contracts.ModelSettings{Name: m.Name, BaseURL: m.BaseURL, Script: m.Script}
+	for _, need := range d.Needs {
+		if setting(s, need.Setting) == "" {
+			return nil, fmt.Errorf("--model %s needs %s", m.Provider, strings.TrimSpace(modelFlags[need.Setting]+" "+need.Hint))
+		}
+	}
+	if s.Key, err = modelKey(m, d); err != nil {
 		return nil, err
 	}
-	switch m.Provider {
-	case "anthropic":
-		return anthropic.New(anthropic.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Name})
-	case "openai":
-		return openai.New(openai.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Name})
-	default:
-		if m.BaseURL == "" {
-			return nil, fmt.Errorf("--model openaicompat needs --model-base-url (OpenRouter, or a local server such as Ollama or vLLM)")
-		}
-		return openaicompat.New(openaicompat.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Name})
+	model, err := d.Open(s)
+	if se := (*contracts.SettingError)(nil); errors.As(err, &se) {
+		return nil, fmt.Errorf("%s: %w", modelFlags[se.Setting], se.Err)
 	}
+	return model, err
 }
 
-// modelKey reads the key from --model-key-file or the provider's variables.
-// A local OpenAI-compatible server needs none; it gets a placeholder.
-func modelKey(m Model) (string, error) {
+// setting returns the value of one setting of s.
+func setting(s contracts.ModelSettings, name contracts.ModelSetting) string {
+	switch name {
+	case contracts.ModelName:
+		return s.Name
+	case contracts.ModelBaseURL:
+		return s.BaseURL
+	case contracts.ModelScript:
+		return s.Script
+	}
+	return ""
+}
+
+// modelKey reads the key from --model-key-file or the driver's variables.
+// A driver without variables takes no key; one whose key is optional gets
+// an empty one when none is set.
+func modelKey(m Model, d contracts.ModelDriver) (string, error) {
+	if len(d.KeyEnv) == 0 {
+		return "", nil
+	}
 	if m.KeyFile != "" {
 		raw, err := os.ReadFile(m.KeyFile)
 		if err != nil {
@@ -74,13 +69,13 @@ func modelKey(m Model) (string, error) {
 		}
 		return "", fmt.Errorf("--model-key-file: read model key: %s is empty", m.KeyFile)
 	}
-	for _, name := range keyEnv[m.Provider] {
+	for _, name := range d.KeyEnv {
 		if key := os.Getenv(name); key != "" {
 			return key, nil
 		}
 	}
-	if m.Provider == "openaicompat" {
-		return "none", nil
+	if d.KeyOptional {
+		return "", nil
 	}
-	return "", fmt.Errorf("--model %s needs a key: set %s or pass --model-key-file", m.Provider, strings.Join(keyEnv[m.Provider], " or "))
+	return "", fmt.Errorf("--model %s needs a key: set %s or pass --model-key-file", m.Provider, strings.Join(d.KeyEnv, " or "))
 }

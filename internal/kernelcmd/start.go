@@ -10,8 +10,7 @@ import (
 	"strings"
 
 	"github.com/sms-baseline/sms/baseline"
-	gojaexec "github.com/sms-baseline/sms/drivers/executor/goja"
-	"github.com/sms-baseline/sms/drivers/executor/isolated"
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
@@ -142,21 +141,17 @@ func readToken(path string) (string, error) {
 	return token, nil
 }
 
-// newExecutor returns the executor name chooses.
+// newExecutor returns the executor of Executors that name chooses.
 func newExecutor(name string, logger *slog.Logger) (kernel.Executor, error) {
-	switch name {
-	case "goja":
-		return gojaexec.New(gojaexec.Options{Logger: logger}), nil
-	case "isolated":
-		// Two warm children: a submission's load gate and its mount each
-		// take one. The pool empties after a minute without a Load.
-		exec, err := isolated.New(isolated.Options{Logger: logger, Warm: 2})
-		if err != nil {
-			return nil, fmt.Errorf("--executor isolated: %w", err)
-		}
-		return exec, nil
+	d, err := Executors.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("--executor %q: want %s", name, Executors.Choices())
 	}
-	return nil, fmt.Errorf("--executor %q: want isolated or goja", name)
+	exec, err := d.Open(contracts.ExecutorSettings{Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("--executor %s: %w", name, err)
+	}
+	return exec, nil
 }
 
 // redact hides a password in a store URL for logs.

@@ -47,4 +47,6 @@
 // expression that backtracks for minutes keeps its goroutine busy). Use this
 // executor for tests and development; production runs the same runtime in a
 // child process under OS limits (package isolated).
+//
+// Driver describes it to a driver registry as "goja".
 package goja

@@ -44,4 +44,7 @@
 //     those loaded for one requester (kernel.RequesterOf) within
 //     MaxChildrenPerRequester: past a bound Load is refused with ErrLimit;
 //   - errors.Is(err, goja.ErrDeadline) and goja.ErrClosed hold across the pipe.
+//
+// Driver describes it to a driver registry as "isolated", opened with two
+// warm children.
 package isolated

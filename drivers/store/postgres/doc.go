@@ -27,4 +27,7 @@
 //
 // Code using a Database must not change search_path (SET search_path, SET
 // SCHEMA, set_config): a pooled connection would keep the change.
+//
+// Driver describes it to a driver registry as "postgres" (alias
+// postgresql), the schemes of its postgres:// URLs.
 package postgres

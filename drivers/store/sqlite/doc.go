@@ -20,4 +20,7 @@
 //     busy timeout covers short overlaps such as a restart;
 //   - values read from columns declared BOOLEAN come back as bool, as they
 //     do on Postgres.
+//
+// Driver describes it to a driver registry as "sqlite", the scheme of its
+// specs sqlite:PATH and sqlite::memory:.
 package sqlite

@@ -118,7 +118,7 @@ func verdict(p *smsv1.Plugin) string {
 	switch {
 	case v == nil:
 		return "not judged yet"
-	case v.Result == "rejected" && v.Gate != "":
+	case v.Result == string(smsv1.VerdictRejected) && v.Gate != "":
 		return v.Result + " by " + v.Gate
 	}
 	return v.Result

@@ -43,8 +43,6 @@ const (
 	k8sKeyFile       = "key"
 	k8sScriptFile    = "script.json"
 	k8sPostgresEnv   = "SMS_POSTGRES_URL"
-
-	k8sScripted smsv1.ModelProvider = "scripted"
 )
 
 // k8sDefaultSize is the sqlite volume's size when spec.storage.sqlite.size
@@ -133,7 +131,7 @@ func k8sConfig(t *smsv1.Tenant) (kernelcmd.Config, error) {
 	}
 	if m := t.Spec.Model; m != nil {
 		cfg.Model = kernelcmd.Model{Provider: string(m.Provider), Name: m.Name, BaseURL: m.BaseURL}
-		if m.Provider == k8sScripted {
+		if m.Provider == smsv1.ModelScripted {
 			if m.ScriptConfigMapRef == nil {
 				return cfg, errors.New("spec.model.scriptConfigMapRef is required for the scripted model")
 			}
@@ -242,7 +240,7 @@ func (k *k8sKernel) volumes() []corev1.Volume {
 	if ref := m.KeySecretRef; ref != nil {
 		vols = append(vols, corev1.Volume{Name: k8sKeyVolume, VolumeSource: k8sSecretVolume(ref.Name, ref.Key, k8sKeyFile)})
 	}
-	if ref := m.ScriptConfigMapRef; ref != nil && m.Provider == k8sScripted {
+	if ref := m.ScriptConfigMapRef; ref != nil && m.Provider == smsv1.ModelScripted {
 		src := corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: ref.LocalObjectReference,
 			Items:                []corev1.KeyToPath{{Key: ref.Key, Path: k8sScriptFile}},

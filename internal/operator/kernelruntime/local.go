@@ -187,7 +187,7 @@ func (l *Local) config(dir string, spec Spec) (kernelcmd.Config, error) {
 		AutoApprove: t.Spec.Judge.AutoApprove,
 	}
 	if cfg.Executor == "" {
-		cfg.Executor = "isolated"
+		cfg.Executor = string(smsv1.ExecutorIsolated)
 	}
 	if l.opts.Executor != "" {
 		cfg.Executor = l.opts.Executor
