@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/internal/operator"
 	"github.com/sms-baseline/sms/controllers"
+	"github.com/sms-baseline/sms/internal/operator"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
