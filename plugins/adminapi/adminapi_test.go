@@ -57,8 +57,7 @@ func setup(t *testing.T, opts options, extra ...kernel.Plugin) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h.(http.Handler))
-	t.Cleanup(srv.Close)
+	srv := contractServer(t, h.(http.Handler))
 	return fixture{k: k, srv: srv}
 }
 

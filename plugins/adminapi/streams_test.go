@@ -50,8 +50,7 @@ func streamKernel(t *testing.T, log kernel.EventLog, opts adminapi.Options, extr
 		t.Fatalf("restore: %v", err)
 	}
 	h, _ := k.GetValue(smshttp.Key)
-	srv := httptest.NewServer(h.(http.Handler))
-	t.Cleanup(srv.Close)
+	srv := contractServer(t, h.(http.Handler))
 	return k, srv
 }
 
