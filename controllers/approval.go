@@ -11,7 +11,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
@@ -67,7 +66,7 @@ func (r *ApprovalReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 // reconcile that moved the status on is never taken for a stale one.
 func codeHashOf(p *smsv1.Plugin) string {
 	if p.Spec.Code != nil {
-		return kernel.HashCode([]byte(*p.Spec.Code))
+		return adminv1.HashCode([]byte(*p.Spec.Code))
 	}
 	return p.Status.CodeHash
 }

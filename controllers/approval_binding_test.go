@@ -14,8 +14,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // preApproval is an Approval written ahead (as kept in git) of routeCode
@@ -24,7 +23,7 @@ func (w *world) preApproval(c client.Client, name, plugin string, decl *smsv1.De
 	w.t.Helper()
 	a := &smsv1.Approval{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns},
 		Spec: smsv1.ApprovalSpec{PluginRef: corev1.LocalObjectReference{Name: plugin}, PluginID: "agent." + plugin,
-			CodeHash: kernel.HashCode([]byte(routeCode)), Declaration: decl, Decision: smsv1.DecisionApproved}}
+			CodeHash: adminv1.HashCode([]byte(routeCode)), Declaration: decl, Decision: smsv1.DecisionApproved}}
 	w.must(c.Create(context.Background(), a))
 }
 
@@ -145,7 +144,7 @@ func TestPreApprovalNamesItsDeclaration(t *testing.T) {
 			t.Fatalf("pre-approval of %s: %v", name, err)
 		}
 		p := w.waitPlugin(name, map[string]bool{smsv1.ConditionMounted: false})
-		if p.Status.Verdict == nil || p.Status.Verdict.Result != string(judge.StatusPending) {
+		if p.Status.Verdict == nil || p.Status.Verdict.Result != string(adminv1.StatusPending) {
 			t.Fatalf("plugin %s verdict %+v, want pending", name, p.Status.Verdict)
 		}
 	}
@@ -202,9 +201,9 @@ func TestDenialDoesNotHideNewRequest(t *testing.T) {
 	kc := w.kernel("acme")
 	submit := func() {
 		t.Helper()
-		plug := judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "1", Points: []string{"route"}}, Code: routeCode}
+		plug := adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "1", Points: []string{"route"}}, Code: routeCode}
 		v, err := kc.Submit(context.Background(), plug, "agent")
-		if err != nil || v.Status != judge.StatusPending {
+		if err != nil || v.Status != adminv1.StatusPending {
 			t.Fatalf("submit = %+v, %v; want pending", v, err)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // labelPlugin labels an Approval with its Plugin's name.
@@ -168,7 +168,7 @@ func (r *PluginReconciler) settled(ctx context.Context, a *smsv1.Approval) (*sms
 // answered an earlier request with the same id (the kernel drops a
 // request once decided), unless the kernel has since dropped this one
 // too: the view may predate the decision, so the kernel is asked again.
-func (r *PluginReconciler) approvalFor(ctx context.Context, rn *run, pending *judge.Approval) (*smsv1.Approval, error) {
+func (r *PluginReconciler) approvalFor(ctx context.Context, rn *run, pending *adminv1.Approval) (*smsv1.Approval, error) {
 	ns, plugin := rn.p.Namespace, rn.p.Name
 	byKernel, err := r.approvalsByKernelID(ctx, ns, plugin, pending.ID)
 	if err != nil {
@@ -236,7 +236,7 @@ func (r *PluginReconciler) ensureApproval(ctx context.Context, rn *run) error {
 // createApproval creates the Approval of a pending request under the
 // first free name of its series. A name taken by an Approval for this
 // same request that the cache does not show yet is that Approval.
-func (r *PluginReconciler) createApproval(ctx context.Context, p *smsv1.Plugin, pending *judge.Approval) (*smsv1.Approval, error) {
+func (r *PluginReconciler) createApproval(ctx context.Context, p *smsv1.Plugin, pending *adminv1.Approval) (*smsv1.Approval, error) {
 	series, err := r.approvalsByKernelID(ctx, p.Namespace, p.Name, pending.ID)
 	if err != nil {
 		return nil, err
@@ -292,7 +292,7 @@ var errNamesTaken = errors.New("no free approval name")
 // Anything else was written by someone who may not speak for the kernel:
 // an Approval a person wrote with a kernel approval id, reasons or a
 // requester could show a forged request to whoever decides.
-func answers(a *smsv1.Approval, p *smsv1.Plugin, pending *judge.Approval) bool {
+func answers(a *smsv1.Approval, p *smsv1.Plugin, pending *adminv1.Approval) bool {
 	if !mine(a, p) || (a.Spec.KernelApprovalID != "" && a.Spec.KernelApprovalID != pending.ID) {
 		return false
 	}

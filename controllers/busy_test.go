@@ -11,7 +11,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
-	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // routeAt is code serving GET path.
@@ -33,11 +33,11 @@ func TestBusyPluginParksWhenPlaceFrees(t *testing.T) {
 	w := newWorldPolling(t, 2*time.Second)
 	w.tenant("acme", smsv1.TenantJudge{})
 	alice, bob := w.user("alice", false), w.user("bob", true)
-	for i := range judge.DefaultMaxPendingPerRequester {
+	for i := range adminv1.DefaultMaxPendingPerRequester {
 		w.plugin(alice, fmt.Sprintf("p%d", i), fmt.Sprintf("agent.p%d", i), routeAt(fmt.Sprintf("/p%d", i)))
 	}
 	first := w.asking("p0")
-	for i := 1; i < judge.DefaultMaxPendingPerRequester; i++ {
+	for i := 1; i < adminv1.DefaultMaxPendingPerRequester; i++ {
 		w.asking(fmt.Sprintf("p%d", i))
 	}
 	w.plugin(alice, "ninth", "agent.ninth", routeAt("/ninth"))
@@ -51,7 +51,7 @@ func TestBusyPluginParksWhenPlaceFrees(t *testing.T) {
 	w.waitPlugin("p0", map[string]bool{smsv1.ConditionMounted: true})
 	w.asking("ninth")
 	w.must(w.admin.Get(context.Background(), w.key("ninth"), p))
-	if p.Generation != generation || p.Status.Verdict == nil || p.Status.Verdict.Result != string(judge.StatusPending) {
+	if p.Generation != generation || p.Status.Verdict == nil || p.Status.Verdict.Result != string(adminv1.StatusPending) {
 		t.Fatalf("ninth: generation %d (was %d), verdict %+v; want the same spec pending", p.Generation, generation, p.Status.Verdict)
 	}
 }

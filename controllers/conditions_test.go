@@ -15,29 +15,28 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 const testHash = "sha256:aaaa"
 
 // fibers of the table: what the kernel runs of the plugin.
 var (
-	noFiber    = kernel.FiberView{}
-	active     = kernel.FiberView{ID: "agent.x", Version: "2", Enabled: true, State: kernel.StateActive, CodeHash: testHash}
-	olderCode  = kernel.FiberView{ID: "agent.x", Version: "1", Enabled: true, State: kernel.StateActive, CodeHash: "sha256:bbbb"}
-	disabled   = kernel.FiberView{ID: "agent.x", Version: "2", Enabled: false, State: kernel.StateInactive, CodeHash: testHash}
-	failed     = kernel.FiberView{ID: "agent.x", Version: "2", Enabled: true, State: kernel.StateFailed, CodeHash: testHash, Error: "boom"}
-	waitingDep = kernel.FiberView{ID: "agent.x", Version: "2", Enabled: true, State: kernel.StateInactive, CodeHash: testHash}
+	noFiber    = adminv1.Fiber{}
+	active     = adminv1.Fiber{ID: "agent.x", Version: "2", Enabled: true, State: adminv1.StateActive, CodeHash: testHash}
+	olderCode  = adminv1.Fiber{ID: "agent.x", Version: "1", Enabled: true, State: adminv1.StateActive, CodeHash: "sha256:bbbb"}
+	disabled   = adminv1.Fiber{ID: "agent.x", Version: "2", Enabled: false, State: adminv1.StateInactive, CodeHash: testHash}
+	failed     = adminv1.Fiber{ID: "agent.x", Version: "2", Enabled: true, State: adminv1.StateFailed, CodeHash: testHash, Error: "boom"}
+	waitingDep = adminv1.Fiber{ID: "agent.x", Version: "2", Enabled: true, State: adminv1.StateInactive, CodeHash: testHash}
 )
 
 // verdicts of the table.
 var (
-	mounted    = judge.Verdict{Status: judge.StatusMounted, Gate: judge.GateMount, Version: "2"}
-	pending    = judge.Verdict{Status: judge.StatusPending, Gate: judge.GatePolicy, Reason: "point route"}
-	lint       = judge.Verdict{Status: judge.StatusRejected, Gate: judge.GateLint, Reason: "imports fs"}
-	rolledBack = judge.Verdict{Status: judge.StatusRejected, Gate: judge.GateInvariant, Reason: "broke /x", RolledBack: true}
-	noGate     = judge.Verdict{Status: judge.StatusRejected, Reason: "refused"}
+	mounted    = adminv1.Verdict{Status: adminv1.StatusMounted, Gate: adminv1.GateMount, Version: "2"}
+	pending    = adminv1.Verdict{Status: adminv1.StatusPending, Gate: adminv1.GatePolicy, Reason: "point route"}
+	lint       = adminv1.Verdict{Status: adminv1.StatusRejected, Gate: adminv1.GateLint, Reason: "imports fs"}
+	rolledBack = adminv1.Verdict{Status: adminv1.StatusRejected, Gate: adminv1.GateInvariant, Reason: "broke /x", RolledBack: true}
+	noGate     = adminv1.Verdict{Status: adminv1.StatusRejected, Reason: "refused"}
 )
 
 // TestPluginConditions is the mapping from what the kernel and the judge
@@ -114,11 +113,11 @@ func TestPluginConditions(t *testing.T) {
 	}
 }
 
-func verdict(v judge.Verdict, f kernel.FiberView, approved bool) func(*smsv1.Plugin) {
+func verdict(v adminv1.Verdict, f adminv1.Fiber, approved bool) func(*smsv1.Plugin) {
 	return func(p *smsv1.Plugin) { setPluginConditions(p, v, f, approved) }
 }
 
-func denied(f kernel.FiberView) func(*smsv1.Plugin) {
+func denied(f adminv1.Fiber) func(*smsv1.Plugin) {
 	return func(p *smsv1.Plugin) {
 		a := &smsv1.Approval{}
 		a.Name = "x-aaaa"

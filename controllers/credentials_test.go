@@ -7,8 +7,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // In operator mode only the operator holds approve: the chat credential
@@ -25,9 +24,9 @@ func TestChatCredentialCannotApprove(t *testing.T) {
 		t.Fatalf("status = %+v, want the chat secret and the admin endpoint", tn.Status)
 	}
 	chat := w.chatKernel("acme")
-	m := kernel.Manifest{ID: "agent.hello", Version: "1", Points: []string{"route"}}
-	v, err := chat.Submit(ctx, judge.Plugin{Manifest: m, Code: routeCode}, "")
-	if err != nil || v.Status != judge.StatusPending {
+	m := adminv1.Manifest{ID: "agent.hello", Version: "1", Points: []string{"route"}}
+	v, err := chat.Submit(ctx, adminv1.Plugin{Manifest: m, Code: routeCode}, "")
+	if err != nil || v.Status != adminv1.StatusPending {
 		t.Fatalf("submit with the chat credential = %+v, %v; want pending", v, err)
 	}
 	if _, err := chat.State(ctx); err != nil {

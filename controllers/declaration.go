@@ -8,11 +8,7 @@ import (
 	"time"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
-	smshttp "github.com/sms-baseline/sms/plugins/http"
-	"github.com/sms-baseline/sms/plugins/scheduler"
 )
 
 // DeclarationOf is manifest m's declaration as an Approval shows it: the
@@ -20,15 +16,15 @@ import (
 // from a manifest to a Declaration; two manifests the kernel would hold
 // to the same points, scopes, keys and declarative items give equal
 // Declarations, whatever the order of their lists.
-func DeclarationOf(m kernel.Manifest) smsv1.Declaration {
+func DeclarationOf(m adminv1.Manifest) smsv1.Declaration {
 	d := smsv1.Declaration{Points: m.DeclaredPoints(), Scopes: m.Scopes, Inject: m.Inject,
 		Optional: m.Optional, Provide: m.Provide}
 	for point, items := range m.Contributes {
 		for _, item := range items {
 			switch s, kind := itemText(point, item); kind {
-			case smshttp.RoutePoint:
+			case adminv1.RoutePoint:
 				d.Routes = append(d.Routes, s)
-			case scheduler.SchedulePoint:
+			case adminv1.SchedulePoint:
 				d.Schedules = append(d.Schedules, s)
 			default:
 				d.Contributions = append(d.Contributions, s)
@@ -44,13 +40,13 @@ func DeclarationOf(m kernel.Manifest) smsv1.Declaration {
 func itemText(point string, item any) (string, string) {
 	obj, _ := item.(map[string]any)
 	switch point {
-	case smshttp.RoutePoint:
+	case adminv1.RoutePoint:
 		method, okM := obj["method"].(string)
 		path, okP := obj["path"].(string)
 		if okM && okP && onlyKeys(obj, "method", "path", "handler") {
 			return strings.ToUpper(method) + " " + path, point
 		}
-	case scheduler.SchedulePoint:
+	case adminv1.SchedulePoint:
 		name, okN := obj["name"].(string)
 		every, okE := millis(obj["everyMs"])
 		if okN && okE && onlyKeys(obj, "name", "everyMs", "handler") {
@@ -171,7 +167,7 @@ func covers(a *smsv1.Approval, d smsv1.Declaration) bool {
 // pendingOf returns the kernel's pending request for plugin id's code
 // hash with declaration d, or nil. The judge keeps one request per
 // manifest and code, so the same code may wait under two declarations.
-func pendingOf(s adminv1.PluginStatus, id, hash string, d smsv1.Declaration) *judge.Approval {
+func pendingOf(s adminv1.PluginStatus, id, hash string, d smsv1.Declaration) *adminv1.Approval {
 	for i := range s.Pending {
 		a := &s.Pending[i]
 		if a.PluginID == id && a.CodeHash == hash && declarationDiff(DeclarationOf(a.Manifest), d) == "" {
@@ -182,7 +178,7 @@ func pendingOf(s adminv1.PluginStatus, id, hash string, d smsv1.Declaration) *ju
 }
 
 // pendingByID returns the kernel's pending request with id, or nil.
-func pendingByID(s adminv1.PluginStatus, id string) *judge.Approval {
+func pendingByID(s adminv1.PluginStatus, id string) *adminv1.Approval {
 	for i := range s.Pending {
 		if s.Pending[i].ID == id {
 			return &s.Pending[i]

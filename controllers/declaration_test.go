@@ -18,7 +18,7 @@ import (
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/controllers"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
-	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // TestDeclarationOf: a manifest's declaration lists every point (declared
@@ -30,7 +30,7 @@ import (
 // and with millis reading float64 only (the Go-built job fell into
 // contributions).
 func TestDeclarationOf(t *testing.T) {
-	m := kernel.Manifest{ID: "agent.hello", Version: "1", Points: []string{"tool", "route"}, Scopes: []string{"net"},
+	m := adminv1.Manifest{ID: "agent.hello", Version: "1", Points: []string{"tool", "route"}, Scopes: []string{"net"},
 		Inject: []string{"db", "caller"}, Provide: []string{"greeter"},
 		Contributes: map[string][]any{
 			"route":      {map[string]any{"method": "get", "path": "/hello/:name", "handler": map[string]any{"$fn": 1}}},
@@ -47,7 +47,7 @@ func TestDeclarationOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wire kernel.Manifest
+	var wire adminv1.Manifest
 	if err := json.Unmarshal(raw, &wire); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestApprovalPrinterColumns(t *testing.T) {
 	ctx := context.Background()
 	a := &smsv1.Approval{ObjectMeta: metav1.ObjectMeta{Name: "columns", Namespace: w.ns},
 		Spec: smsv1.ApprovalSpec{PluginRef: corev1.LocalObjectReference{Name: "hello"}, PluginID: "agent.hello",
-			CodeHash: kernel.HashCode([]byte(routeCode)), KernelApprovalID: "agent.hello-" + strings.Repeat("0", 32),
+			CodeHash: adminv1.HashCode([]byte(routeCode)), KernelApprovalID: "agent.hello-" + strings.Repeat("0", 32),
 			Declaration: &smsv1.Declaration{Points: []string{"route", "schedule"}, Scopes: []string{"net"}}}}
 	w.must(w.asOperator().Create(ctx, a)) // only the operator sets a kernel approval id
 	hc, err := rest.HTTPClientFor(env.Config)

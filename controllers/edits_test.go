@@ -18,8 +18,6 @@ import (
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/controllers"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
@@ -46,11 +44,11 @@ func TestPersonRevertsWaitingAgentChange(t *testing.T) {
 	alice := w.user("alice", false)
 	ctx := context.Background()
 	kc := w.kernel("acme")
-	_, err := kc.Submit(ctx, judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
+	_, err := kc.Submit(ctx, adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
 	w.must(err)
 	const name = "acme-agent-notes"
 	w.waitPlugin(name, map[string]bool{smsv1.ConditionReady: true})
-	_, err = kc.Submit(ctx, judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "2", Points: []string{"route"}}, Code: routeCode}, "agent")
+	_, err = kc.Submit(ctx, adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "2", Points: []string{"route"}}, Code: routeCode}, "agent")
 	w.must(err)
 	w.waitSpec(name, "version 2 waits", func(p *smsv1.Plugin) bool { return p.Spec.Version == "2" && p.Status.ApprovalRef != nil })
 
@@ -68,7 +66,7 @@ func TestPersonRevertsWaitingAgentChange(t *testing.T) {
 	w.poke(name)
 	w.fiberIs("acme", "agent.notes", "1", true)
 	p := w.waitSpec(name, "alice's revert kept", func(p *smsv1.Plugin) bool { return p.Spec.Version == "1" })
-	if e := p.Status.LastEdit; e == nil || e.By != "alice" || e.Result != string(judge.StatusMounted) {
+	if e := p.Status.LastEdit; e == nil || e.By != "alice" || e.Result != string(adminv1.StatusMounted) {
 		t.Errorf("status.lastEdit = %+v, want alice's edit, mounted", e)
 	}
 }
@@ -83,7 +81,7 @@ func TestRejectedEditShowsWhy(t *testing.T) {
 	w.tenant("acme", smsv1.TenantJudge{})
 	alice := w.user("alice", false)
 	_, err := w.kernel("acme").Submit(context.Background(),
-		judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
+		adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
 	w.must(err)
 	const name = "acme-agent-notes"
 	w.waitPlugin(name, map[string]bool{smsv1.ConditionReady: true})
@@ -94,7 +92,7 @@ func TestRejectedEditShowsWhy(t *testing.T) {
 		return p.Spec.Version == "1" && p.Status.LastEdit != nil
 	})
 	e := p.Status.LastEdit
-	if e.By != "alice" || e.Result != string(judge.StatusRejected) || !strings.Contains(e.Message, "lint") {
+	if e.By != "alice" || e.Result != string(adminv1.StatusRejected) || !strings.Contains(e.Message, "lint") {
 		t.Errorf("status.lastEdit = %+v, want alice's edit rejected by the lint gate", e)
 	}
 	w.fiberIs("acme", "agent.notes", "1", true)
@@ -202,7 +200,7 @@ func (r *reinstaller) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.mu.Unlock()
 	if hit {
 		if first {
-			plug := judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "2"}, Code: notesCode("2")}
+			plug := adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "2"}, Code: notesCode("2")}
 			if _, err := kc.Submit(req.Context(), plug, "agent"); err != nil {
 				return nil, err
 			}
@@ -225,7 +223,7 @@ func TestUninstalledAgentPluginLeavesReinstallAlone(t *testing.T) {
 	tenant := w.tenant("acme", smsv1.TenantJudge{})
 	ctx := context.Background()
 	kc := w.kernel("acme")
-	_, err := kc.Submit(ctx, judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
+	_, err := kc.Submit(ctx, adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
 	w.must(err)
 	const name = "acme-agent-notes"
 	w.waitPlugin(name, map[string]bool{smsv1.ConditionReady: true})
@@ -254,7 +252,7 @@ func TestUninstalledAgentPluginLeavesReinstallAlone(t *testing.T) {
 	if len(seen) > 0 {
 		t.Errorf("the operator uninstalled a plugin the kernel no longer had: %v", seen)
 	}
-	if _, err := direct.Submit(ctx, judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "2"}, Code: notesCode("2")}, "agent"); err != nil {
+	if _, err := direct.Submit(ctx, adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "2"}, Code: notesCode("2")}, "agent"); err != nil {
 		t.Fatal(err)
 	}
 	w.waitSpec(name, "the new install mirrored", func(p *smsv1.Plugin) bool { return p.Spec.Version == "2" })

@@ -14,8 +14,6 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
@@ -52,7 +50,7 @@ func TestPluginVerdicts(t *testing.T) {
 	w.tenant("acme", smsv1.TenantJudge{})
 	w.plugin(w.admin, "quiet", "agent.quiet", quietCode)
 	p := w.waitPlugin("quiet", map[string]bool{smsv1.ConditionJudged: true, smsv1.ConditionMounted: true, smsv1.ConditionReady: true})
-	if p.Status.Verdict.Result != "mounted" || p.Status.Origin != smsv1.OriginGit || p.Status.CodeHash != kernel.HashCode([]byte(quietCode)) {
+	if p.Status.Verdict.Result != "mounted" || p.Status.Origin != smsv1.OriginGit || p.Status.CodeHash != adminv1.HashCode([]byte(quietCode)) {
 		t.Fatalf("status = %+v", p.Status)
 	}
 
@@ -156,8 +154,8 @@ func TestAgentPluginMirrored(t *testing.T) {
 	w := newWorld(t)
 	w.tenant("acme", smsv1.TenantJudge{})
 	kc := w.kernel("acme")
-	v, err := kc.Submit(context.Background(), judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "1"}, Code: quietCode}, "agent")
-	if err != nil || v.Status != judge.StatusMounted {
+	v, err := kc.Submit(context.Background(), adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "1"}, Code: quietCode}, "agent")
+	if err != nil || v.Status != adminv1.StatusMounted {
 		t.Fatalf("submit = %+v, %v", v, err)
 	}
 	p := w.waitPlugin("acme-agent-notes", map[string]bool{smsv1.ConditionMounted: true, smsv1.ConditionReady: true})
@@ -270,7 +268,7 @@ func TestPreApprovalBySelfRefused(t *testing.T) {
 	ctx := context.Background()
 	ahead := &smsv1.Approval{ObjectMeta: metav1.ObjectMeta{Name: "hello-ahead", Namespace: w.ns},
 		Spec: smsv1.ApprovalSpec{PluginRef: corev1.LocalObjectReference{Name: "hello"}, PluginID: "agent.hello",
-			CodeHash: kernel.HashCode([]byte(routeCode)), Declaration: &smsv1.Declaration{Points: []string{"route"}},
+			CodeHash: adminv1.HashCode([]byte(routeCode)), Declaration: &smsv1.Declaration{Points: []string{"route"}},
 			Decision: smsv1.DecisionApproved}}
 	w.must(alice.Create(ctx, ahead))
 	w.plugin(alice, "hello", "agent.hello", routeCode)

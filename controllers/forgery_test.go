@@ -14,7 +14,7 @@ import (
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/controllers"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
-	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // forged is an Approval of Plugin hello's routeCode that claims to answer
@@ -24,7 +24,7 @@ import (
 func (w *world) forged(name, id string) *smsv1.Approval {
 	return &smsv1.Approval{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns},
 		Spec: smsv1.ApprovalSpec{PluginRef: corev1.LocalObjectReference{Name: "hello"}, PluginID: "agent.hello",
-			CodeHash: kernel.HashCode([]byte(routeCode)), KernelApprovalID: id,
+			CodeHash: adminv1.HashCode([]byte(routeCode)), KernelApprovalID: id,
 			Reasons: []string{"nothing sensitive"}, RequestedBy: "a trusted colleague"}}
 }
 

@@ -7,13 +7,12 @@ import (
 	"fmt"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // manifestOf is the kernel manifest the Plugin's spec describes.
-func manifestOf(p *smsv1.Plugin) (kernel.Manifest, error) {
-	m := kernel.Manifest{ID: p.Spec.ID, Version: p.Spec.Version, Description: p.Spec.Description,
+func manifestOf(p *smsv1.Plugin) (adminv1.Manifest, error) {
+	m := adminv1.Manifest{ID: p.Spec.ID, Version: p.Spec.Version, Description: p.Spec.Description,
 		Inject: p.Spec.Inject, Optional: p.Spec.Optional, Provide: p.Spec.Provide, Scopes: p.Spec.Scopes, Points: p.Spec.Points}
 	if len(p.Spec.Contributes) > 0 {
 		m.Contributes = map[string][]any{}
@@ -33,7 +32,7 @@ func manifestOf(p *smsv1.Plugin) (kernel.Manifest, error) {
 
 // submissionKey identifies a submission (manifest and code) so the same
 // one is never submitted twice.
-func submissionKey(p judge.Plugin) string {
+func submissionKey(p adminv1.Plugin) string {
 	raw, _ := json.Marshal(p)
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:16])

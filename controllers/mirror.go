@@ -17,8 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
@@ -40,8 +38,8 @@ type Mirror struct {
 
 // kernelCopy is what a kernel holds of one agent plugin.
 type kernelCopy struct {
-	fiber   *kernel.FiberView
-	pending *judge.Approval // the newest submission waiting for a human
+	fiber   *adminv1.Fiber
+	pending *adminv1.Approval // the newest submission waiting for a human
 }
 
 // source is the submission the Plugin's spec should show: the one waiting
@@ -72,7 +70,7 @@ func (m *Mirror) Sync(ctx context.Context, t *smsv1.Tenant, kc *adminv1.Client, 
 	}
 	copies := map[string]kernelCopy{}
 	for i := range s.Fibers {
-		if f := &s.Fibers[i]; f.Trust == kernel.TrustAgent {
+		if f := &s.Fibers[i]; f.Trust == adminv1.TrustAgent {
 			copies[f.ID] = kernelCopy{fiber: f}
 		}
 	}
@@ -188,7 +186,7 @@ func k8sMerge(have, want map[string]string) map[string]string {
 
 // fetch returns the kernel's copy's manifest and code and who asked for
 // it: a pending submission carries both; an installed one is exported.
-func (m *tenantSync) fetch(ctx context.Context, p *smsv1.Plugin, c kernelCopy) (judge.Plugin, string, error) {
+func (m *tenantSync) fetch(ctx context.Context, p *smsv1.Plugin, c kernelCopy) (adminv1.Plugin, string, error) {
 	by := "agent"
 	if p != nil && p.Annotations[smsv1.AnnotationRequestedBy] != "" {
 		by = p.Annotations[smsv1.AnnotationRequestedBy]
@@ -197,13 +195,13 @@ func (m *tenantSync) fetch(ctx context.Context, p *smsv1.Plugin, c kernelCopy) (
 		if c.pending.RequestedBy != "" {
 			by = c.pending.RequestedBy
 		}
-		return judge.Plugin{Manifest: c.pending.Manifest, Code: c.pending.Code}, by, nil
+		return adminv1.Plugin{Manifest: c.pending.Manifest, Code: c.pending.Code}, by, nil
 	}
 	got, err := m.kc.Plugin(ctx, c.fiber.ID)
 	if err != nil {
-		return judge.Plugin{}, "", err
+		return adminv1.Plugin{}, "", err
 	}
-	return judge.Plugin{Manifest: got.Manifest, Code: got.Code}, by, nil
+	return adminv1.Plugin{Manifest: got.Manifest, Code: got.Code}, by, nil
 }
 
 // upToDate reports whether the Plugin already shows the kernel's copy:
@@ -265,7 +263,7 @@ func (m *Mirror) gone(ctx context.Context, p *smsv1.Plugin) error {
 // PluginObject returns a Plugin object (no status) for a kernel plugin of
 // tenant t, named <tenant>-<id> with dots and underscores turned into
 // dashes: the form `kubectl sms export` prints.
-func PluginObject(t *smsv1.Tenant, jp judge.Plugin) (*smsv1.Plugin, error) {
+func PluginObject(t *smsv1.Tenant, jp adminv1.Plugin) (*smsv1.Plugin, error) {
 	m := jp.Manifest
 	code := jp.Code
 	p := &smsv1.Plugin{

@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // Who owns a Plugin's spec (docs/operator.md has the whole table):
@@ -44,7 +44,7 @@ func specKey(p *smsv1.Plugin) string {
 	if err != nil || p.Spec.Code == nil {
 		return ""
 	}
-	return submissionKey(judge.Plugin{Manifest: m, Code: *p.Spec.Code})
+	return submissionKey(adminv1.Plugin{Manifest: m, Code: *p.Spec.Code})
 }
 
 // submitted reports whether the Plugin's spec, whose submission key is

@@ -14,10 +14,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
-	"github.com/sms-baseline/sms/plugins/agentloop"
 )
 
 // notesCode is agent.notes at a version: the code differs per version.
@@ -71,7 +68,7 @@ func (w *world) setScript(tenant string, script []any) {
 // say sends one chat message with the chat credential people hold.
 func (w *world) say(kc *adminv1.Client, text string) {
 	w.t.Helper()
-	w.must(kc.ChatStream(context.Background(), "owner", text, func(agentloop.Event) error { return nil }))
+	w.must(kc.ChatStream(context.Background(), "owner", text, func(adminv1.ChatEvent) error { return nil }))
 }
 
 // waitSpec waits until the Plugin's spec satisfies ok.
@@ -195,7 +192,7 @@ func TestAgentChangesStay(t *testing.T) {
 		t.Fatalf("the kernel has agent.notes again after the agent uninstalled it: %v", err)
 	}
 	counts := w.kernelEvents("acme")
-	if got := counts[judge.EventSubmitted+" agent.notes"]; got != 2 {
+	if got := counts[adminv1.EventSubmitted+" agent.notes"]; got != 2 {
 		t.Errorf("agent.notes was submitted %d times, want 2 (the agent's two versions only)", got)
 	}
 }
@@ -213,7 +210,7 @@ func TestPersonWinsOverAgentPlugin(t *testing.T) {
 	w.tenant("acme", smsv1.TenantJudge{})
 	alice := w.user("alice", false)
 	ctx := context.Background()
-	_, err := w.kernel("acme").Submit(ctx, judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
+	_, err := w.kernel("acme").Submit(ctx, adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
 	w.must(err)
 	const name = "acme-agent-notes"
 	w.waitPlugin(name, map[string]bool{smsv1.ConditionReady: true})
@@ -271,7 +268,7 @@ func TestMirrorTakesNoNameOver(t *testing.T) {
 	w.tenant("acme", smsv1.TenantJudge{})
 	w.plugin(w.admin, "acme-agent-notes", "agent.mine", quietCode)
 	w.waitPlugin("acme-agent-notes", map[string]bool{smsv1.ConditionReady: true})
-	_, err := w.kernel("acme").Submit(context.Background(), judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
+	_, err := w.kernel("acme").Submit(context.Background(), adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
 	w.must(err)
 	time.Sleep(2 * time.Second) // the mirror's turn, through the event stream
 	var p smsv1.Plugin
@@ -292,11 +289,11 @@ func TestPersonDisablesWhileNewVersionWaits(t *testing.T) {
 	alice, bob := w.user("alice", false), w.user("bob", true)
 	ctx := context.Background()
 	kc := w.kernel("acme")
-	_, err := kc.Submit(ctx, judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
+	_, err := kc.Submit(ctx, adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "1"}, Code: notesCode("1")}, "agent")
 	w.must(err)
 	const name = "acme-agent-notes"
 	w.waitPlugin(name, map[string]bool{smsv1.ConditionReady: true})
-	_, err = kc.Submit(ctx, judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "2", Points: []string{"route"}}, Code: routeCode}, "agent")
+	_, err = kc.Submit(ctx, adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "2", Points: []string{"route"}}, Code: routeCode}, "agent")
 	w.must(err)
 	p := w.waitSpec(name, "version 2 waits", func(p *smsv1.Plugin) bool { return p.Spec.Version == "2" && p.Status.ApprovalRef != nil })
 

@@ -16,8 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
@@ -77,10 +75,10 @@ func (r *PluginReconciler) announce(before, p *smsv1.Plugin) {
 		return
 	}
 	switch v.Result {
-	case string(judge.StatusRejected):
-		reason, _ := rejection(judge.Verdict{Gate: v.Gate})
+	case string(adminv1.StatusRejected):
+		reason, _ := rejection(adminv1.Verdict{Gate: v.Gate})
 		r.event(p, true, reason, v.Message)
-	case string(judge.StatusPending):
+	case string(adminv1.StatusPending):
 		r.event(p, false, smsv1.ReasonPendingApproval, v.Message)
 	default:
 		r.event(p, false, smsv1.ReasonMounted, "mounted version "+p.Spec.Version)
@@ -92,7 +90,7 @@ func (r *PluginReconciler) announce(before, p *smsv1.Plugin) {
 type run struct {
 	kc        *adminv1.Client
 	p         *smsv1.Plugin
-	plug      judge.Plugin
+	plug      adminv1.Plugin
 	hash, key string
 	view      adminv1.PluginStatus
 	// edits are a person's changes to an agent-made spec.
@@ -129,18 +127,18 @@ func (r *PluginReconciler) reconcile(ctx context.Context, p *smsv1.Plugin) (ctrl
 	if err != nil || !known {
 		return ctrl.Result{}, err // unknown: the kernel moved on; the mirror updates the spec, which wakes this
 	}
-	if v.Status == judge.StatusRejected && v.Retry {
+	if v.Status == adminv1.StatusRejected && v.Retry {
 		return ctrl.Result{}, r.busy(p, v)
 	}
 	p.Status.CodeHash, p.Status.Submission, p.Status.SubmittedGeneration = rn.hash, rn.key, p.Generation
 	p.Status.Verdict = &smsv1.Verdict{Result: string(v.Status), Gate: v.Gate, Message: v.Reason}
 	fiber := fiberOf(rn.view)
-	if v.Status == judge.StatusMounted && (p.Labels[smsv1.LabelOrigin] != string(smsv1.OriginAgent) || rn.edits.edited) {
+	if v.Status == adminv1.StatusMounted && (p.Labels[smsv1.LabelOrigin] != string(smsv1.OriginAgent) || rn.edits.edited) {
 		if fiber, err = r.toggle(ctx, rn.kc, p, fiber); err != nil {
 			return ctrl.Result{}, r.unreachable(p, err)
 		}
 	}
-	if v.Status == judge.StatusPending {
+	if v.Status == adminv1.StatusPending {
 		if err := r.ensureApproval(ctx, rn); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -163,7 +161,7 @@ func (r *PluginReconciler) begin(ctx context.Context, p *smsv1.Plugin) (*run, er
 	if err != nil {
 		return nil, err
 	}
-	rn := &run{kc: kc, p: p, plug: plug, hash: kernel.HashCode([]byte(plug.Code)), key: submissionKey(plug)}
+	rn := &run{kc: kc, p: p, plug: plug, hash: adminv1.HashCode([]byte(plug.Code)), key: submissionKey(plug)}
 	rn.edits = personEdits(p, rn.key)
 	if rn.view, err = r.view(ctx, kc, p.Spec.ID); err != nil {
 		return nil, r.unreachable(p, err)
@@ -175,7 +173,7 @@ func (r *PluginReconciler) begin(ctx context.Context, p *smsv1.Plugin) (*run, er
 // Plugin nobody edited shows what the kernel holds (known is false when
 // the kernel holds something else); any other is submitted unless the
 // kernel already judged this exact submission.
-func (r *PluginReconciler) verdict(ctx context.Context, rn *run) (judge.Verdict, bool, error) {
+func (r *PluginReconciler) verdict(ctx context.Context, rn *run) (adminv1.Verdict, bool, error) {
 	p, edited := rn.p, rn.edits.edited
 	// An agent-made Plugin shows what the kernel holds unless a person's
 	// edit is still to be submitted: one the kernel already judged is never
@@ -204,13 +202,13 @@ func (r *PluginReconciler) verdict(ctx context.Context, rn *run) (judge.Verdict,
 // submitOnce returns the kernel's verdict on the Plugin's spec, submitting
 // it only when the kernel has not judged this exact submission yet; a
 // submission refreshes rn.view.
-func (r *PluginReconciler) submitOnce(ctx context.Context, rn *run) (judge.Verdict, error) {
+func (r *PluginReconciler) submitOnce(ctx context.Context, rn *run) (adminv1.Verdict, error) {
 	if v, known := knownVerdict(rn.p, rn.view, rn.hash, rn.key); known {
 		return v, nil
 	}
 	live, err := r.live(ctx, rn.p)
 	if err != nil {
-		return judge.Verdict{}, err
+		return adminv1.Verdict{}, err
 	}
 	if v, known := knownVerdict(live, rn.view, rn.hash, rn.key); known {
 		return v, nil
@@ -235,37 +233,37 @@ func (d *Deps) view(ctx context.Context, kc *adminv1.Client, id string) (adminv1
 // observedVerdict is the verdict an agent-made Plugin shows: the kernel
 // runs its code, or holds it for a human. Neither means the kernel's copy
 // changed and the mirror has yet to catch up.
-func observedVerdict(p *smsv1.Plugin, s adminv1.PluginStatus, hash string) (judge.Verdict, bool) {
-	base := judge.Verdict{PluginID: p.Spec.ID, Version: p.Spec.Version, CodeHash: hash}
+func observedVerdict(p *smsv1.Plugin, s adminv1.PluginStatus, hash string) (adminv1.Verdict, bool) {
+	base := adminv1.Verdict{PluginID: p.Spec.ID, Version: p.Spec.Version, CodeHash: hash}
 	if a := pendingFor(s, p.Spec.ID, hash); a != nil {
-		base.Status, base.Gate, base.ApprovalID = judge.StatusPending, judge.GatePolicy, a.ID
+		base.Status, base.Gate, base.ApprovalID = adminv1.StatusPending, adminv1.GatePolicy, a.ID
 		base.Reason = "waiting for a human: " + strings.Join(a.Reasons, ", ")
 		return base, true
 	}
 	if f := fiberOf(s); f.ID != "" && f.CodeHash == hash {
-		base.Status, base.Gate = judge.StatusMounted, judge.GateMount
+		base.Status, base.Gate = adminv1.StatusMounted, adminv1.GateMount
 		return base, true
 	}
-	return judge.Verdict{}, false
+	return adminv1.Verdict{}, false
 }
 
 // knownVerdict returns the kernel's verdict on this exact submission when
 // it was already made, so nothing is submitted twice.
-func knownVerdict(p *smsv1.Plugin, s adminv1.PluginStatus, hash, key string) (judge.Verdict, bool) {
+func knownVerdict(p *smsv1.Plugin, s adminv1.PluginStatus, hash, key string) (adminv1.Verdict, bool) {
 	if !submitted(p, key) {
-		return judge.Verdict{}, false
+		return adminv1.Verdict{}, false
 	}
 	if v, ok := observedVerdict(p, s, hash); ok {
-		if v.Status == judge.StatusPending && p.Status.Verdict != nil {
+		if v.Status == adminv1.StatusPending && p.Status.Verdict != nil {
 			v.Reason = p.Status.Verdict.Message // the judge's own words, from the submission
 		}
 		return v, true
 	}
-	if v := p.Status.Verdict; v != nil && v.Result == string(judge.StatusRejected) {
-		return judge.Verdict{PluginID: p.Spec.ID, Version: p.Spec.Version, CodeHash: hash,
-			Status: judge.StatusRejected, Gate: v.Gate, Reason: v.Message}, true
+	if v := p.Status.Verdict; v != nil && v.Result == string(adminv1.StatusRejected) {
+		return adminv1.Verdict{PluginID: p.Spec.ID, Version: p.Spec.Version, CodeHash: hash,
+			Status: adminv1.StatusRejected, Gate: v.Gate, Reason: v.Message}, true
 	}
-	return judge.Verdict{}, false
+	return adminv1.Verdict{}, false
 }
 
 // live returns the Plugin as the API server has it, for knownVerdict to
@@ -283,7 +281,7 @@ func (r *PluginReconciler) live(ctx context.Context, p *smsv1.Plugin) (*smsv1.Pl
 }
 
 // toggle makes the fiber's enabled state follow spec.enabled.
-func (r *PluginReconciler) toggle(ctx context.Context, kc *adminv1.Client, p *smsv1.Plugin, f kernel.FiberView) (kernel.FiberView, error) {
+func (r *PluginReconciler) toggle(ctx context.Context, kc *adminv1.Client, p *smsv1.Plugin, f adminv1.Fiber) (adminv1.Fiber, error) {
 	want := p.Spec.Enabled == nil || *p.Spec.Enabled
 	if f.ID == "" || f.Enabled == want {
 		return f, nil
@@ -314,14 +312,14 @@ func (r *PluginReconciler) tenant(ctx context.Context, p *smsv1.Plugin) (*smsv1.
 }
 
 // plugin builds the kernel's form of the plugin, reading codeFrom.
-func (r *PluginReconciler) plugin(ctx context.Context, p *smsv1.Plugin) (judge.Plugin, error) {
+func (r *PluginReconciler) plugin(ctx context.Context, p *smsv1.Plugin) (adminv1.Plugin, error) {
 	m, err := manifestOf(p)
 	if err != nil {
 		r.stalled(p, smsv1.ReasonInvalidSpec, err.Error())
-		return judge.Plugin{}, reconcile.TerminalError(err)
+		return adminv1.Plugin{}, reconcile.TerminalError(err)
 	}
 	if p.Spec.Code != nil {
-		return judge.Plugin{Manifest: m, Code: *p.Spec.Code}, nil
+		return adminv1.Plugin{Manifest: m, Code: *p.Spec.Code}, nil
 	}
 	ref := p.Spec.CodeFrom
 	if ref == nil || p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) {
@@ -332,31 +330,31 @@ func (r *PluginReconciler) plugin(ctx context.Context, p *smsv1.Plugin) (judge.P
 			err = errors.New("spec.codeFrom: an agent-made plugin's code is mirrored inline; edit spec.code instead")
 		}
 		r.stalled(p, smsv1.ReasonInvalidSpec, err.Error())
-		return judge.Plugin{}, reconcile.TerminalError(err)
+		return adminv1.Plugin{}, reconcile.TerminalError(err)
 	}
 	var cm corev1.ConfigMap // from the API server: the cache holds only labelled ConfigMaps
 	if err := r.reader().Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ref.Name}, &cm); err != nil {
 		r.waiting(p, smsv1.ReasonReferenceNotFound, fmt.Sprintf("spec.codeFrom: configmap %s: %v", ref.Name, err))
-		return judge.Plugin{}, errWait
+		return adminv1.Plugin{}, errWait
 	}
 	code, ok := cm.Data[ref.Key]
 	if !ok {
 		r.waiting(p, smsv1.ReasonReferenceNotFound, fmt.Sprintf("spec.codeFrom: configmap %s has no key %q", ref.Name, ref.Key))
-		return judge.Plugin{}, errWait
+		return adminv1.Plugin{}, errWait
 	}
-	return judge.Plugin{Manifest: m, Code: code}, nil
+	return adminv1.Plugin{Manifest: m, Code: code}, nil
 }
 
 // fiberOf is the plugin's fiber, or the zero view when none is installed.
-func fiberOf(s adminv1.PluginStatus) kernel.FiberView {
+func fiberOf(s adminv1.PluginStatus) adminv1.Fiber {
 	if s.Fiber == nil {
-		return kernel.FiberView{}
+		return adminv1.Fiber{}
 	}
 	return *s.Fiber
 }
 
 // pendingFor returns the pending approval of plugin id's code hash, or nil.
-func pendingFor(s adminv1.PluginStatus, id, hash string) *judge.Approval {
+func pendingFor(s adminv1.PluginStatus, id, hash string) *adminv1.Approval {
 	for i := range s.Pending {
 		if a := &s.Pending[i]; a.PluginID == id && a.CodeHash == hash {
 			return a

@@ -8,8 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // waiting reports that the plugin waits on something other than the judge.
@@ -68,18 +67,18 @@ func (r *PluginReconciler) unreachable(p *smsv1.Plugin, err error) error {
 }
 
 // setPluginConditions maps a verdict and the fiber to the conditions.
-func setPluginConditions(p *smsv1.Plugin, v judge.Verdict, f kernel.FiberView, approved bool) {
+func setPluginConditions(p *smsv1.Plugin, v adminv1.Verdict, f adminv1.Fiber, approved bool) {
 	gen := p.Generation
 	conds := &p.Status.Conditions
 	switch v.Status {
-	case judge.StatusMounted:
+	case adminv1.StatusMounted:
 		setCond(conds, gen).to(smsv1.ConditionJudged, true, smsv1.ReasonMounted, "the judge mounted version "+v.Version)
 		if approved {
 			setCond(conds, gen).to(smsv1.ConditionApproved, true, smsv1.ReasonApproved, "approved by a human")
 		} else {
 			setCond(conds, gen).to(smsv1.ConditionApproved, true, smsv1.ReasonNotRequired, "no sensitive scope or point")
 		}
-	case judge.StatusPending:
+	case adminv1.StatusPending:
 		setCond(conds, gen).to(smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, v.Reason)
 		setCond(conds, gen).to(smsv1.ConditionApproved, false, smsv1.ReasonPendingApproval, v.Reason)
 	default:
@@ -92,7 +91,7 @@ func setPluginConditions(p *smsv1.Plugin, v judge.Verdict, f kernel.FiberView, a
 
 // setMounted sets Mounted and Ready from the fiber: an older version may
 // keep serving while new code waits or was refused.
-func setMounted(p *smsv1.Plugin, v judge.Verdict, f kernel.FiberView) {
+func setMounted(p *smsv1.Plugin, v adminv1.Verdict, f adminv1.Fiber) {
 	gen, conds := p.Generation, &p.Status.Conditions
 	current := f.ID != "" && f.CodeHash == p.Status.CodeHash
 	switch {
@@ -100,9 +99,9 @@ func setMounted(p *smsv1.Plugin, v judge.Verdict, f kernel.FiberView) {
 		setCond(conds, gen).to(smsv1.ConditionMounted, false, notMountedReason(v), "not installed in the kernel")
 	case !f.Enabled:
 		setCond(conds, gen).to(smsv1.ConditionMounted, false, smsv1.ReasonDisabled, "installed and disabled")
-	case f.State == kernel.StateFailed:
+	case f.State == adminv1.StateFailed:
 		setCond(conds, gen).to(smsv1.ConditionMounted, false, smsv1.ReasonFailed, f.Error)
-	case f.State != kernel.StateActive:
+	case f.State != adminv1.StateActive:
 		setCond(conds, gen).to(smsv1.ConditionMounted, false, smsv1.ReasonDependencyMissing, "the plugin is "+string(f.State)+": a dependency is missing")
 	case current:
 		setCond(conds, gen).to(smsv1.ConditionMounted, true, smsv1.ReasonMounted, "version "+f.Version+" is active")
@@ -113,12 +112,12 @@ func setMounted(p *smsv1.Plugin, v judge.Verdict, f kernel.FiberView) {
 	switch {
 	case current && wantDisabled && !f.Enabled:
 		setCond(conds, gen).to(smsv1.ConditionReady, true, smsv1.ReasonDisabled, "installed and disabled, as the spec says")
-	case current && f.Enabled && f.State == kernel.StateActive:
+	case current && f.Enabled && f.State == adminv1.StateActive:
 		setCond(conds, gen).to(smsv1.ConditionReady, true, smsv1.ReasonMounted, "version "+f.Version+" is active")
 	default:
 		c := meta.FindStatusCondition(*conds, smsv1.ConditionMounted)
 		reason, msg := c.Reason, c.Message
-		if v.Status != judge.StatusMounted {
+		if v.Status != adminv1.StatusMounted {
 			j := meta.FindStatusCondition(*conds, smsv1.ConditionApproved)
 			reason, msg = j.Reason, j.Message
 		}
@@ -126,11 +125,11 @@ func setMounted(p *smsv1.Plugin, v judge.Verdict, f kernel.FiberView) {
 	}
 }
 
-func notMountedReason(v judge.Verdict) string {
+func notMountedReason(v adminv1.Verdict) string {
 	switch v.Status {
-	case judge.StatusPending:
+	case adminv1.StatusPending:
 		return smsv1.ReasonPendingApproval
-	case judge.StatusRejected:
+	case adminv1.StatusRejected:
 		if v.RolledBack {
 			return smsv1.ReasonRolledBack
 		}
@@ -149,18 +148,18 @@ func shortHash(h string) string {
 }
 
 // setDenied reports a plugin whose code a human (or the TTL) denied.
-func setDenied(p *smsv1.Plugin, hash string, a *smsv1.Approval, f kernel.FiberView) {
+func setDenied(p *smsv1.Plugin, hash string, a *smsv1.Approval, f adminv1.Fiber) {
 	c := meta.FindStatusCondition(a.Status.Conditions, smsv1.ConditionDenied)
 	msg := "approval " + a.Name + " denied"
 	if c != nil && c.Message != "" {
 		msg = c.Message
 	}
 	p.Status.CodeHash = hash
-	p.Status.Verdict = &smsv1.Verdict{Result: string(judge.StatusRejected), Gate: judge.GateApproval, Message: msg}
+	p.Status.Verdict = &smsv1.Verdict{Result: string(adminv1.StatusRejected), Gate: adminv1.GateApproval, Message: msg}
 	p.Status.ApprovalRef = nil
 	gen := p.Generation
 	setCond(&p.Status.Conditions, gen).to(smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, "the policy asked for a human's approval")
 	setCond(&p.Status.Conditions, gen).to(smsv1.ConditionApproved, false, smsv1.ReasonDenied, msg)
-	setMounted(p, judge.Verdict{Status: judge.StatusRejected, Gate: judge.GateApproval}, f)
+	setMounted(p, adminv1.Verdict{Status: adminv1.StatusRejected, Gate: adminv1.GateApproval}, f)
 	setCond(&p.Status.Conditions, gen).to(smsv1.ConditionReady, false, smsv1.ReasonDenied, msg)
 }

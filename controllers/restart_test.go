@@ -10,8 +10,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // An operator restarted (with its local kernels) in the middle of each
@@ -31,7 +30,7 @@ func TestRestartConverges(t *testing.T) {
 	p := w.waitPlugin("hello", map[string]bool{smsv1.ConditionApproved: false})
 	w.waitPlugin("bad", map[string]bool{smsv1.ConditionJudged: false})
 	if _, err := w.kernel("acme").Submit(context.Background(),
-		judge.Plugin{Manifest: kernel.Manifest{ID: "agent.notes", Version: "1"}, Code: quietCode}, "agent"); err != nil {
+		adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.notes", Version: "1"}, Code: quietCode}, "agent"); err != nil {
 		t.Fatal(err)
 	}
 	w.waitPlugin("acme-agent-notes", map[string]bool{smsv1.ConditionReady: true})
@@ -50,8 +49,8 @@ func TestRestartConverges(t *testing.T) {
 		typ, plugin string
 		want        int
 	}{
-		{judge.EventSubmitted, "agent.hello", 1}, {judge.EventMounted, "agent.hello", 1},
-		{judge.EventSubmitted, "agent.bad", 1}, {judge.EventSubmitted, "agent.notes", 1},
+		{adminv1.EventSubmitted, "agent.hello", 1}, {adminv1.EventMounted, "agent.hello", 1},
+		{adminv1.EventSubmitted, "agent.bad", 1}, {adminv1.EventSubmitted, "agent.notes", 1},
 	} {
 		if got := counts[c.typ+" "+c.plugin]; got != c.want {
 			t.Errorf("%s events for %s = %d, want %d", c.typ, c.plugin, got, c.want)

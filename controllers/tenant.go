@@ -22,7 +22,6 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
-	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
@@ -158,19 +157,19 @@ func (r *TenantReconciler) stalled(t *smsv1.Tenant, reason, msg string) {
 func countPlugins(t *smsv1.Tenant, s adminv1.State) {
 	var c smsv1.PluginCounts
 	for _, f := range s.Fibers {
-		if f.Trust != kernel.TrustAgent {
+		if f.Trust != adminv1.TrustAgent {
 			continue
 		}
 		switch f.State {
-		case kernel.StateActive:
+		case adminv1.StateActive:
 			c.Mounted++
-		case kernel.StateFailed:
+		case adminv1.StateFailed:
 			c.Failed++
 		}
 	}
 	c.Pending = int32(len(s.Pending))
 	t.Status.Plugins = &c
-	t.Status.Taint = s.TaintNames
+	t.Status.Taint = s.Taint
 }
 
 // resolve reads the secrets the tenant refers to, creating its admin

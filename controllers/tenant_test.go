@@ -23,7 +23,7 @@ import (
 	"github.com/sms-baseline/sms/controllers"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
-	"github.com/sms-baseline/sms/plugins/agentloop"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // waitTenant waits until the Tenant's conditions are as want says:
@@ -51,7 +51,7 @@ func (w *world) waitTenant(name, want string) {
 func (w *world) reply(tenant, text string) string {
 	w.t.Helper()
 	var out strings.Builder
-	w.must(w.chatKernel(tenant).ChatStream(context.Background(), "s", text, func(e agentloop.Event) error {
+	w.must(w.chatKernel(tenant).ChatStream(context.Background(), "s", text, func(e adminv1.ChatEvent) error {
 		if e.Type == "text_delta" {
 			out.WriteString(e.Text)
 		}
@@ -94,7 +94,7 @@ func TestTenantWaitsForReferences(t *testing.T) {
 	w.must(w.admin.Update(ctx, cm))
 	w.eventually("the kernel runs the new script", func() error {
 		var got strings.Builder
-		err := w.chatKernel("acme").ChatStream(ctx, "s2", "hi", func(e agentloop.Event) error {
+		err := w.chatKernel("acme").ChatStream(ctx, "s2", "hi", func(e adminv1.ChatEvent) error {
 			got.WriteString(e.Text)
 			return nil
 		})

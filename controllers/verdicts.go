@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
@@ -17,18 +16,18 @@ const gateKernel = "kernel"
 
 // refusedVerdict is the verdict recorded for a submission the kernel
 // refused with err, so that the same spec is not submitted again.
-func refusedVerdict(p *smsv1.Plugin, hash string, err error) judge.Verdict {
+func refusedVerdict(p *smsv1.Plugin, hash string, err error) adminv1.Verdict {
 	msg := err.Error()
 	var e *adminv1.Error
 	if errors.As(err, &e) {
 		msg = fmt.Sprintf("%d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
 	}
-	return judge.Verdict{Status: judge.StatusRejected, PluginID: p.Spec.ID, Version: p.Spec.Version, CodeHash: hash,
+	return adminv1.Verdict{Status: adminv1.StatusRejected, PluginID: p.Spec.ID, Version: p.Spec.Version, CodeHash: hash,
 		Gate: gateKernel, Reason: msg}
 }
 
 // rejection is the condition reason and message of a rejected verdict.
-func rejection(v judge.Verdict) (reason, msg string) {
+func rejection(v adminv1.Verdict) (reason, msg string) {
 	if v.Gate == gateKernel {
 		return smsv1.ReasonKernelRefused, "the kernel refused the submission: " + v.Reason
 	}
@@ -36,11 +35,11 @@ func rejection(v judge.Verdict) (reason, msg string) {
 }
 
 // verdictMessage says in a line what a verdict means, for status.lastEdit.
-func verdictMessage(v judge.Verdict) string {
+func verdictMessage(v adminv1.Verdict) string {
 	switch v.Status {
-	case judge.StatusMounted:
+	case adminv1.StatusMounted:
 		return "the judge mounted version " + v.Version
-	case judge.StatusPending:
+	case adminv1.StatusPending:
 		return v.Reason
 	}
 	_, msg := rejection(v)
@@ -51,7 +50,7 @@ func verdictMessage(v judge.Verdict) string {
 // is not recorded as the submission's verdict, so the same spec is
 // submitted again when the requeue after the poll interval (errWait)
 // comes round, and the plugin is Reconciling meanwhile.
-func (r *PluginReconciler) busy(p *smsv1.Plugin, v judge.Verdict) error {
+func (r *PluginReconciler) busy(p *smsv1.Plugin, v adminv1.Verdict) error {
 	r.waiting(p, smsv1.ReasonBusy, fmt.Sprintf("the %s gate has no room now and the operator submits it again: %s", v.Gate, v.Reason))
 	return errWait
 }

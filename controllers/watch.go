@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
@@ -135,7 +134,7 @@ func (w *Watchers) run(ctx context.Context, key types.NamespacedName, kc *adminv
 		}
 	}
 	for ctx.Err() == nil {
-		err := kc.Follow(ctx, adminv1.FollowOptions{After: cur.seen(), Idle: w.Idle, Open: open}, func(e kernel.Event) error {
+		err := kc.Follow(ctx, adminv1.FollowOptions{After: cur.seen(), Idle: w.Idle, Open: open}, func(e adminv1.Event) error {
 			if err := w.deliver(ctx, key, e); err != nil {
 				return err // resume at this event, not after it
 			}
@@ -164,7 +163,7 @@ func (w *Watchers) run(ctx context.Context, key types.NamespacedName, kc *adminv
 }
 
 // deliver wakes the Plugins of the event's plugin and the tenant.
-func (w *Watchers) deliver(ctx context.Context, key types.NamespacedName, e kernel.Event) error {
+func (w *Watchers) deliver(ctx context.Context, key types.NamespacedName, e adminv1.Event) error {
 	if e.Plugin != "" {
 		plugins, err := w.d.pluginsOf(ctx, key.Namespace, indexPluginKernelID, kernelID(key.Name, e.Plugin))
 		if err != nil {

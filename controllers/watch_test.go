@@ -18,8 +18,6 @@ import (
 	"github.com/sms-baseline/sms/baseline/baselinetest"
 	"github.com/sms-baseline/sms/controllers"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
@@ -80,7 +78,7 @@ func TestHungKernelDelaysNoOtherTenant(t *testing.T) {
 
 	started := time.Now()
 	if _, err := adminv1.New(live.URL, "t", nil).Submit(ctx,
-		judge.Plugin{Manifest: kernel.Manifest{ID: "agent.p", Version: "1"}, Code: "export default async function activate(cap) {}"}, ""); err != nil {
+		adminv1.Plugin{Manifest: adminv1.Manifest{ID: "agent.p", Version: "1"}, Code: "export default async function activate(cap) {}"}, ""); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.After(5 * time.Second)

@@ -65,8 +65,15 @@ func mod(rel string, imports ...string) Package {
 	return Package{ImportPath: Module + "/" + rel, Imports: imports}
 }
 
+// linked is package rel importing imp, which depends on dep.
+func linked(rel, imp, dep string) Package {
+	return Package{ImportPath: Module + "/" + rel, Imports: []string{imp}, Deps: []string{imp, dep}}
+}
+
 // The checker bites: each rule of the table, broken once, is reported
-// naming the import. Seen failing with each case of judge returning "",
+// naming the import. The kernel-free cases were seen failing with
+// linksKernel returning nil, and the adminv1 cases with the standardOnly
+// check taken out of judge. Seen failing with each case of judge returning "",
 // and the audience cases with Root packages let through by the
 // same-family shortcut (every internal/ package is one family), and with
 // contracts/agentsource's goja allowance granted to every package (another
@@ -109,6 +116,17 @@ func TestCheckReportsViolations(t *testing.T) {
 		{"webhook imports controllers", mod("internal/operator/webhook", Module+"/controllers"), "admit requests"},
 		{"controllers import baseline", mod("controllers", Module+"/baseline"), "adminv1 only"},
 		{"controllers import adminv1", mod("controllers", Module+"/plugins/adminapi/adminv1", Module+"/internal/operator/kernelruntime"), ""},
+		{"adminv1 imports the kernel", mod("plugins/adminapi/adminv1", Module+"/kernel"), "wire contract imports the standard library only"},
+		{"adminv1 imports a library", mod("plugins/adminapi/adminv1", "github.com/x/y"), "wire contract imports the standard library only"},
+		{"adminv1 imports std", mod("plugins/adminapi/adminv1", "net/http"), ""},
+		{"controllers import the judge", mod("controllers", Module+"/judge"), "links the kernel"},
+		{"smsctl imports the kernel", mod("internal/cli/smsctl", Module+"/kernel"), "links the kernel"},
+		{"kernelruntime imports goja", mod("internal/operator/kernelruntime", "github.com/dop251/goja/parser"), "links the kernel"},
+		{"controllers link the kernel", linked("controllers", Module+"/internal/operator/kernelruntime", Module+"/kernel"), "links the kernel"},
+		{"kubectl-sms links the judge", linked("cmd/kubectl-sms", Module+"/internal/cli/smsctl", Module+"/judge"), "links the kernel"},
+		{"the local runtime links the kernel", linked("internal/operator/kernelruntime/local", Module+"/baseline", Module+"/kernel"), ""},
+		{"devenv links the kernel", linked("internal/cli/devenv", Module+"/internal/operator", Module+"/kernel"), ""},
+		{"manager links the kernel", linked("cmd/manager", Module+"/internal/operator", Module+"/kernel"), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,6 +17,8 @@ type Package struct {
 	Standard   bool
 	GoFiles    []string
 	Imports    []string
+	// Deps are every package Imports reach, directly or not.
+	Deps []string
 }
 
 // Violation is one import that breaks the rings.
@@ -79,6 +81,7 @@ func Check(pkgs []Package) ([]Violation, error) {
 				out = append(out, Violation{Package: p.ImportPath, Import: imp, Reason: reason})
 			}
 		}
+		out = append(out, linksKernel(p)...)
 		if KindOf(p.ImportPath) == Unknown {
 			out = append(out, Violation{Package: p.ImportPath, Reason: "the package has no ring; add its path to the table in rules.go"})
 		}
@@ -89,6 +92,9 @@ func Check(pkgs []Package) ([]Violation, error) {
 
 // judge returns why importer may not import imp, or "" if it may.
 func judge(importer, imported Package, imp string) (string, error) {
+	if rel, _ := relative(importer.ImportPath); standardOnly[rel] != "" {
+		return standardOnly[rel], nil
+	}
 	kind := KindOf(importer.ImportPath)
 	if _, inModule := relative(imp); !inModule {
 		return judgeThirdParty(importer.ImportPath, imp), nil

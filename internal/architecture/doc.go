@@ -10,6 +10,10 @@
 //	ring 4  cmd/*, controllers, …  anything
 //
 // The run ledger is an island: its core imports the standard library only.
+// So does the admin API's wire contract, plugins/adminapi/adminv1. The
+// packages that drive kernels through it (the reconcilers, the operator's
+// runtimes but the local one, kubectl sms) link neither the kernel, nor
+// the judge, nor goja, not even through a dependency (linkage.go).
 // A package the table does not know is itself a violation, so the table
 // grows with the tree. TestArchitecture runs the check on the real module.
 package architecture

@@ -1,111 +1,13 @@
 package kernelcmd
 
-import (
-	"strconv"
-	"strings"
+import "github.com/sms-baseline/sms/internal/kernelcmd/kernelconfig"
 
-	"github.com/sms-baseline/sms/drivers/executor/isolated"
-)
+// Config is everything `manager kernel` is told on its command line
+// (kernelconfig.Config).
+type Config = kernelconfig.Config
 
-// Config is everything `manager kernel` is told on its command line. The
-// kubernetes runtime turns it into a container's arguments with Args; the
-// local runtime and the command itself open a kernel from it with Start.
-type Config struct {
-	// Listen is the address to serve HTTP on.
-	Listen string
-	// Store is sqlite:PATH or a postgres:// URL: a spec of a driver of
-	// Stores.
-	Store string
-	// Schema is the tenant's Postgres schema (postgres stores only).
-	Schema string
-	// Name names the kernel in logs and the admin API.
-	Name string
-	// TokenFile holds the admin bearer token: a credential named admin with
-	// every scope. With neither it nor TokenAuthFile the admin API is open.
-	TokenFile string
-	// TokenAuthFile holds more credentials, one `token,name,"scopes"` line each.
-	TokenAuthFile string
-	// AdminListen, when set, serves the admin API on its own address; Listen
-	// then serves the application's routes only.
-	AdminListen string
-	// MaxConnections bounds the connections each listener holds at once
-	// (baseline.ServeOptions.MaxConnections); zero takes its default.
-	MaxConnections int
-	// MaxConnectionsPerAddress bounds the connections one client holds at
-	// once on each listener (baseline.ServeOptions.MaxConnectionsPerAddress);
-	// zero takes its default.
-	MaxConnectionsPerAddress int
-	// Executor names a driver of Executors: isolated or goja.
-	Executor string
-	// Model chooses the chat agent's model; a zero Model means none.
-	Model Model
-	// AutoApprove mounts sensitive plugins without a human.
-	AutoApprove bool
-	// SensitivePoints and SensitiveScopes replace the judge's defaults
-	// when not nil.
-	SensitivePoints []string
-	SensitiveScopes []string
-}
-
-// Model chooses the chat agent's model.
-type Model struct {
-	// Provider names a driver of Models: scripted, anthropic, openai or
-	// openaicompat.
-	Provider string
-	// Name is the provider's model name.
-	Name string
-	// BaseURL overrides the provider's endpoint.
-	BaseURL string
-	// Script is the scripted model's JSON file.
-	Script string
-	// KeyFile holds the API key; empty reads the provider's variables.
-	KeyFile string
-}
+// Model chooses the chat agent's model (kernelconfig.Model).
+type Model = kernelconfig.Model
 
 // Defaults are the flag defaults of `manager kernel`.
-var Defaults = Config{
-	Listen:   "127.0.0.1:8787",
-	Store:    "sqlite:./sms-data/kernel.db",
-	Name:     "kernel",
-	Executor: isolated.Driver.Name,
-}
-
-// Args returns the `manager kernel` arguments that configure c, starting
-// with "kernel". Fields equal to their defaults are left out.
-func (c Config) Args() []string {
-	args := []string{"kernel"}
-	add := func(flag, value, def string) {
-		if value != "" && value != def {
-			args = append(args, "--"+flag+"="+value)
-		}
-	}
-	add("listen", c.Listen, Defaults.Listen)
-	add("store", c.Store, Defaults.Store)
-	add("schema", c.Schema, "")
-	add("name", c.Name, Defaults.Name)
-	add("admin-token-file", c.TokenFile, "")
-	add("token-auth-file", c.TokenAuthFile, "")
-	add("admin-listen", c.AdminListen, "")
-	if c.MaxConnections != 0 {
-		args = append(args, "--max-connections="+strconv.Itoa(c.MaxConnections))
-	}
-	if c.MaxConnectionsPerAddress != 0 {
-		args = append(args, "--max-connections-per-address="+strconv.Itoa(c.MaxConnectionsPerAddress))
-	}
-	add("executor", c.Executor, Defaults.Executor)
-	add("model", c.Model.Provider, "")
-	add("model-name", c.Model.Name, "")
-	add("model-base-url", c.Model.BaseURL, "")
-	add("model-script", c.Model.Script, "")
-	add("model-key-file", c.Model.KeyFile, "")
-	if c.AutoApprove {
-		args = append(args, "--auto-approve")
-	}
-	if c.SensitivePoints != nil {
-		args = append(args, "--sensitive-points="+strings.Join(c.SensitivePoints, ","))
-	}
-	if c.SensitiveScopes != nil {
-		args = append(args, "--sensitive-scopes="+strings.Join(c.SensitiveScopes, ","))
-	}
-	return args
-}
+var Defaults = kernelconfig.Defaults

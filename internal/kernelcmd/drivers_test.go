@@ -88,3 +88,12 @@ func TestFlagHelpComesFromTheDrivers(t *testing.T) {
 		t.Errorf("--model-base-url usage = %q, want it to name openaicompat", got)
 	}
 }
+
+// TestDefaultExecutorIsRegistered: kernelconfig spells the default executor
+// without linking it, so the name must stay one the registry knows.
+// Renaming it in kernelconfig.Defaults fails here.
+func TestDefaultExecutorIsRegistered(t *testing.T) {
+	if _, err := Executors.Lookup(Defaults.Executor); err != nil {
+		t.Fatalf("Defaults.Executor %q: %v", Defaults.Executor, err)
+	}
+}

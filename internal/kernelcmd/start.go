@@ -23,7 +23,7 @@ import (
 // On error nothing stays open; on success the caller closes the kernel.
 // A nil logger discards the kernel's logs.
 func Start(ctx context.Context, c Config, logger *slog.Logger) (*baseline.Baseline, error) {
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	token, err := readToken(c.TokenFile)
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func Run(ctx context.Context, c Config, ln net.Listener, logger *slog.Logger) er
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	var b *baseline.Baseline
 	err := checkServe(c)
 	if err == nil {
@@ -105,24 +105,6 @@ func checkServe(c Config) error {
 		return fmt.Errorf("--max-connections-per-address %d: want a positive number, or 0 for the default", c.MaxConnectionsPerAddress)
 	}
 	return nil
-}
-
-// withDefaults fills the empty fields that have a default, so a Config
-// means to Start what its Args mean to the command.
-func (c Config) withDefaults() Config {
-	if c.Listen == "" {
-		c.Listen = Defaults.Listen
-	}
-	if c.Store == "" {
-		c.Store = Defaults.Store
-	}
-	if c.Name == "" {
-		c.Name = Defaults.Name
-	}
-	if c.Executor == "" {
-		c.Executor = Defaults.Executor
-	}
-	return c
 }
 
 // readToken reads the admin token from path; an empty path means none.

@@ -190,13 +190,13 @@ func TestRunListensOnListen(t *testing.T) {
 
 // An empty field means its default to Start, as it does to the command,
 // where Args leaves it out; an empty Listen never listens on every
-// interface. Seen failing with withDefaults returning c unchanged.
+// interface. Seen failing with WithDefaults returning c unchanged.
 func TestZeroFieldsMeanDefaults(t *testing.T) {
-	if got := (Config{}).withDefaults(); !reflect.DeepEqual(got, Defaults) {
-		t.Fatalf("Config{}.withDefaults() = %#v, want Defaults %#v", got, Defaults)
+	if got := (Config{}).WithDefaults(); !reflect.DeepEqual(got, Defaults) {
+		t.Fatalf("Config{}.WithDefaults() = %#v, want Defaults %#v", got, Defaults)
 	}
-	if got := full.withDefaults(); !reflect.DeepEqual(got, full) {
-		t.Fatalf("withDefaults changed set fields: %#v", got)
+	if got := full.WithDefaults(); !reflect.DeepEqual(got, full) {
+		t.Fatalf("WithDefaults changed set fields: %#v", got)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/sms-baseline/sms/controllers"
 	"github.com/sms-baseline/sms/internal/kernelcmd"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
+	localruntime "github.com/sms-baseline/sms/internal/operator/kernelruntime/local"
 )
 
 // Runtimes.
@@ -173,7 +174,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		op.Runtime = kernelruntime.NewKubernetes(mgr.GetClient(), scheme,
 			kernelruntime.KubernetesOptions{Image: opts.KernelImage, OperatorNamespace: opts.OperatorNamespace})
 	case RuntimeLocal:
-		local := kernelruntime.NewLocal(kernelruntime.LocalOptions{Dir: opts.DataDir, Executor: opts.LocalExecutor,
+		local := localruntime.New(localruntime.Options{Dir: opts.DataDir, Executor: opts.LocalExecutor,
 			DefaultModel: opts.LocalModel, Logger: opts.Logger})
 		op.Runtime, op.Close = local, local.Close
 	default:

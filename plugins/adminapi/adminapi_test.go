@@ -17,6 +17,7 @@ import (
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
@@ -57,8 +58,7 @@ func setup(t *testing.T, opts options, extra ...kernel.Plugin) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h.(http.Handler))
-	t.Cleanup(srv.Close)
+	srv := contractServer(t, h.(http.Handler))
 	return fixture{k: k, srv: srv}
 }
 
@@ -290,14 +290,16 @@ func TestEvents(t *testing.T) {
 		t.Fatalf("stream content type = %q", ct)
 	}
 	all, _ := f.k.Events(context.Background(), 0, 0)
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var ids []string
-	for sc.Scan() && len(ids) < len(all) {
-		if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
-			ids = append(ids, id)
+	_ = adminv1.ReadSSE(resp.Body, func(f adminv1.SSEFrame) error {
+		if f.ID != "" {
+			ids = append(ids, f.ID)
 		}
-	}
+		if len(ids) == len(all) {
+			return io.EOF // every event came: stop reading the endless stream
+		}
+		return nil
+	})
 	for i, id := range ids {
 		if want := all[i].Seq; id != jsonNum(want) {
 			t.Fatalf("stream ids = %v, want 1..%d in order", ids, len(all))

@@ -3,25 +3,19 @@ package adminapi
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	"github.com/sms-baseline/sms/plugins/agentloop"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
-// chatRequest is the body of POST /api/chat and /api/chat/stream.
-type chatRequest struct {
-	Session string `json:"session"`
-	Text    string `json:"text"`
-}
-
 // agentTurn reads the request and the active agent. The session is kept
 // per credential: the name of the caller's credential prefixes it, so one
 // credential can never read or continue another's conversation.
-func (a *admin) agentTurn(ctx context.Context, r *smshttp.Request) (agentloop.Service, chatRequest, error) {
-	var body chatRequest
+func (a *admin) agentTurn(ctx context.Context, r *smshttp.Request) (agentloop.Service, adminv1.ChatRequest, error) {
+	var body adminv1.ChatRequest
 	raw := bodyJSON(r)
 	if raw != nil {
 		if err := json.Unmarshal(raw, &body); err != nil {
@@ -54,7 +48,7 @@ func (a *admin) chat(ctx context.Context, r *smshttp.Request) (*smshttp.Response
 	if err != nil {
 		return nil, err
 	}
-	return smshttp.JSON(reply), nil
+	return answer(wireReply(reply)), nil
 }
 
 // chatStream is POST /api/chat/stream: one turn as server-sent events, a
@@ -70,11 +64,9 @@ func (a *admin) chatStream(ctx context.Context, r *smshttp.Request) (*smshttp.Re
 	if err != nil {
 		return nil, err
 	}
-	return &smshttp.Response{Stream: func(w http.ResponseWriter) {
+	return &smshttp.Response{Headers: versionHeaders(), Stream: func(w http.ResponseWriter) {
 		defer release()
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusOK)
+		sse := adminv1.StartSSE(w)
 		gone := false // the client went away: the turn still runs to its end
 		// ctx carries the caller (for the caller key), not the connection:
 		// the turn runs to its end when the client goes away.
@@ -85,14 +77,11 @@ func (a *admin) chatStream(ctx context.Context, r *smshttp.Request) (*smshttp.Re
 			if err != nil && ev.Type != agentloop.EventError {
 				ev = agentloop.Event{Type: agentloop.EventError, Error: err.Error()}
 			}
-			raw, _ := json.Marshal(ev) // an Event always encodes
-			if _, err := fmt.Fprintf(w, "data: %s\n\n", raw); err != nil {
+			if err := sse.Send("", wireChatEvent(ev)); err != nil {
 				gone = true
 				continue
 			}
-			if f, ok := w.(http.Flusher); ok {
-				f.Flush()
-			}
+			sse.Flush()
 		}
 	}}, nil
 }

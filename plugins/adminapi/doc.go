@@ -19,5 +19,10 @@
 //     stream waits for the kernel's next append instead of polling the log;
 //   - a submission's answer is the judge's verdict, never a half-applied
 //     state: rejections and pending approvals are verdicts with status 200,
-//     failures of the request are {"error":{"message","kind"}} errors.
+//     failures of the request are {"error":{"message","kind"}} errors;
+//   - every answer and streamed event is a type of adminv1, the wire
+//     contract its clients decode, converted from the kernel's, the
+//     judge's and the other plugins' views in one place (wire.go), and
+//     every successful answer names adminv1.Version in
+//     adminv1.VersionHeader; streams are written by adminv1.SSEWriter.
 package adminapi

@@ -3,7 +3,6 @@ package adminapi
 import (
 	"context"
 
-	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
@@ -40,24 +39,25 @@ func (a *admin) export(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	if err != nil {
 		return nil, err
 	}
-	return smshttp.JSON(adminv1.Installed{Manifest: t.Manifest, Code: string(code), CodeHash: t.CodeHash, Enabled: t.Enabled}), nil
+	return answer(adminv1.Installed{Manifest: wireManifest(t.Manifest), Code: string(code), CodeHash: t.CodeHash, Enabled: t.Enabled}), nil
 }
 
 // status answers one plugin's fiber and pending approvals; an id the
 // kernel neither runs nor holds for approval is a 404.
 func (a *admin) status(_ context.Context, r *smshttp.Request) (*smshttp.Response, error) {
 	id := r.Params["id"]
-	out := adminv1.PluginStatus{Pending: []judge.Approval{}}
+	out := adminv1.PluginStatus{Pending: []adminv1.Approval{}}
 	if f, ok := a.k.Fiber(id); ok {
-		out.Fiber = &f
+		w := wireFiber(f)
+		out.Fiber = &w
 	}
 	for _, p := range a.judge.Pending() {
 		if p.PluginID == id {
-			out.Pending = append(out.Pending, p)
+			out.Pending = append(out.Pending, wireApproval(p))
 		}
 	}
 	if out.Fiber == nil && len(out.Pending) == 0 {
 		return nil, smshttp.Errorf(smshttp.KindNotFound, "the kernel neither runs nor holds plugin "+id)
 	}
-	return smshttp.JSON(out), nil
+	return answer(out), nil
 }

@@ -2,7 +2,6 @@ package adminapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
@@ -52,9 +52,9 @@ func (a *admin) stream(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	if err != nil {
 		return nil, err
 	}
-	return &smshttp.Response{Stream: func(w http.ResponseWriter) {
+	return &smshttp.Response{Headers: versionHeaders(), Stream: func(w http.ResponseWriter) {
 		defer release()
-		a.pump(r.Raw.Context(), w, streamPage{after, limit, every})
+		a.pump(r.Raw.Context(), adminv1.StartSSE(w), streamPage{after, limit, every})
 	}}, nil
 }
 
@@ -70,16 +70,8 @@ type streamPage struct {
 // sleeps until the kernel appends an event (kernel.Appended) or the
 // keepalive period passes, so a quiet stream costs no work; it also reads
 // on each keepalive, in case another writer appended to the log.
-func (a *admin) pump(ctx context.Context, w http.ResponseWriter, p streamPage) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flush := func() {
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-	}
-	flush()
+func (a *admin) pump(ctx context.Context, w *adminv1.SSEWriter, p streamPage) {
+	w.Flush()
 	quiet := time.NewTimer(p.keepalive)
 	defer quiet.Stop()
 	for {
@@ -89,7 +81,7 @@ func (a *admin) pump(ctx context.Context, w http.ResponseWriter, p streamPage) {
 			return // the client went away, or the log failed: the client reconnects with Last-Event-ID
 		}
 		if n > 0 {
-			flush()
+			w.Flush()
 			quiet.Reset(p.keepalive)
 		}
 		if n == p.limit {
@@ -100,10 +92,10 @@ func (a *admin) pump(ctx context.Context, w http.ResponseWriter, p streamPage) {
 			return
 		case <-appended:
 		case <-quiet.C:
-			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
+			if err := w.Comment("keepalive"); err != nil {
 				return
 			}
-			flush()
+			w.Flush()
 			quiet.Reset(p.keepalive)
 		}
 	}
@@ -111,14 +103,13 @@ func (a *admin) pump(ctx context.Context, w http.ResponseWriter, p streamPage) {
 
 // send writes the events after p.after, at most p.limit of them, and moves
 // p.after past them. It answers how many it wrote.
-func (a *admin) send(ctx context.Context, w http.ResponseWriter, p *streamPage) (int, error) {
+func (a *admin) send(ctx context.Context, w *adminv1.SSEWriter, p *streamPage) (int, error) {
 	events, err := a.k.Events(ctx, p.after, p.limit)
 	if err != nil {
 		return 0, err
 	}
-	for _, e := range events {
-		raw, _ := json.Marshal(e)
-		if _, err := fmt.Fprintf(w, "id: %d\ndata: %s\n\n", e.Seq, raw); err != nil {
+	for _, e := range wireEvents(events) {
+		if err := w.Send(strconv.FormatInt(e.Seq, 10), e); err != nil {
 			return 0, err // the client went away
 		}
 		p.after = e.Seq

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
@@ -18,31 +19,31 @@ func (a *admin) routes() []smshttp.Route {
 	}
 	read, chat, approve, adm := smshttp.ScopeRead, smshttp.ScopeChat, smshttp.ScopeApprove, smshttp.ScopeAdmin
 	return []smshttp.Route{
-		route("GET", "/api/state", read, a.state),
-		route("GET", "/api/catalog", read, func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
-			return smshttp.JSON(a.k.Catalog()), nil
+		route("GET", adminv1.RouteState, read, a.state),
+		route("GET", adminv1.RouteCatalog, read, func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
+			return answer(wireCatalog(a.k.Catalog())), nil
 		}),
-		route("POST", "/api/plugins", chat, a.submit),
-		route("GET", "/api/plugins/:id", read, a.export),
-		route("GET", "/api/plugins/:id/status", read, a.status),
-		route("POST", "/api/plugins/:id/enable", adm, a.toggle(true)),
-		route("POST", "/api/plugins/:id/disable", adm, a.toggle(false)),
-		route("DELETE", "/api/plugins/:id", adm, a.uninstall),
-		route("GET", "/api/approvals", read, func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
-			return smshttp.JSON(map[string]any{"approvals": a.judge.Pending()}), nil
+		route("POST", adminv1.RoutePlugins, chat, a.submit),
+		route("GET", adminv1.RoutePlugin, read, a.export),
+		route("GET", adminv1.RoutePluginStatus, read, a.status),
+		route("POST", adminv1.RoutePluginEnable, adm, a.toggle(true)),
+		route("POST", adminv1.RoutePluginDisable, adm, a.toggle(false)),
+		route("DELETE", adminv1.RoutePlugin, adm, a.uninstall),
+		route("GET", adminv1.RouteApprovals, read, func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
+			return answer(adminv1.Approvals{Approvals: wireApprovals(a.judge.Pending())}), nil
 		}),
-		route("POST", "/api/approvals/:id/approve", approve, a.decide(true)),
-		route("POST", "/api/approvals/:id/reject", approve, a.decide(false)),
-		route("POST", "/api/chat", chat, a.chat),
-		route("POST", "/api/chat/stream", chat, a.chatStream),
-		route("GET", "/api/events", read, a.events),
-		route("GET", "/api/events/stream", read, a.stream),
+		route("POST", adminv1.RouteApprove, approve, a.decide(true)),
+		route("POST", adminv1.RouteReject, approve, a.decide(false)),
+		route("POST", adminv1.RouteChat, chat, a.chat),
+		route("POST", adminv1.RouteChatStream, chat, a.chatStream),
+		route("GET", adminv1.RouteEvents, read, a.events),
+		route("GET", adminv1.RouteEventStream, read, a.stream),
 		// Probes stay open and are served on the application listener too.
-		{Method: "GET", Path: "/healthz", Handler: func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
+		{Method: "GET", Path: adminv1.RouteHealthz, Handler: func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
 			return &smshttp.Response{Body: "ok"}, nil
 		}},
-		{Method: "GET", Path: "/readyz", Handler: a.ready},
-		route("GET", "/metrics", read, a.metrics),
+		{Method: "GET", Path: adminv1.RouteReadyz, Handler: a.ready},
+		route("GET", adminv1.RouteMetrics, read, a.metrics),
 	}
 }
 
@@ -87,15 +88,10 @@ func (a *admin) submit(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	if err != nil {
 		return nil, err
 	}
-	return smshttp.JSON(v), nil
+	return answer(wireVerdict(v)), nil
 }
 
-// requestedByHeader names on whose behalf a credential holding the admin
-// scope (the operator, a CI job) calls the admin API. Other credentials
-// are recorded by their own name: they cannot speak for anyone else.
-const requestedByHeader = "X-Requested-By"
-
-// requester names who asked: the requestedByHeader value from a
+// requester names who asked: the adminv1.RequestedByHeader value from a
 // credential with the admin scope, else the credential's name, else
 // "anonymous" on an open API. A header too long or with control
 // characters is a validation error, never silently cut.
@@ -104,13 +100,13 @@ func (a *admin) requester(ctx context.Context, r *smshttp.Request) (string, erro
 	if !who.Authenticated {
 		return "anonymous", nil
 	}
-	by := r.Headers[strings.ToLower(requestedByHeader)]
+	by := r.Headers[strings.ToLower(adminv1.RequestedByHeader)]
 	if by == "" || !who.Has(smshttp.ScopeAdmin) {
 		return who.Name, nil
 	}
 	if judge.ValidateDecider(by) != nil {
 		return "", smshttp.Errorf(smshttp.KindValidation, fmt.Sprintf(
-			"the %s header must be at most %d bytes of printable UTF-8", requestedByHeader, judge.MaxDeciderBytes))
+			"the %s header must be at most %d bytes of printable UTF-8", adminv1.RequestedByHeader, judge.MaxDeciderBytes))
 	}
 	return by, nil
 }
@@ -128,7 +124,7 @@ func (a *admin) toggle(enable bool) smshttp.Handler {
 		if err != nil && (!ok || v.State != kernel.StateFailed) {
 			return nil, err
 		}
-		return smshttp.JSON(v), nil // a failed activation is in the view, not an error of the request
+		return answer(wireFiber(v)), nil // a failed activation is in the view, not an error of the request
 	}
 }
 
@@ -137,18 +133,12 @@ func (a *admin) uninstall(ctx context.Context, r *smshttp.Request) (*smshttp.Res
 	if err := a.k.Uninstall(ctx, id, false); err != nil {
 		return nil, err
 	}
-	return smshttp.JSON(map[string]string{"uninstalled": id}), nil
-}
-
-// decision is the body of approve and reject.
-type decision struct {
-	By       string `json:"by"`
-	CodeHash string `json:"codeHash"`
+	return answer(adminv1.Uninstalled{Uninstalled: id}), nil
 }
 
 func (a *admin) decide(approve bool) smshttp.Handler {
 	return func(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
-		var d decision
+		var d adminv1.Decision
 		if raw := bodyJSON(r); raw != nil {
 			if err := json.Unmarshal(raw, &d); err != nil {
 				return nil, smshttp.Errorf(smshttp.KindValidation, `the body is {"by":"...","codeHash":"..."}: `+err.Error())
@@ -167,7 +157,7 @@ func (a *admin) decide(approve bool) smshttp.Handler {
 		if err != nil {
 			return nil, err
 		}
-		return smshttp.JSON(v), nil
+		return answer(wireVerdict(v)), nil
 	}
 }
 
@@ -217,8 +207,5 @@ func (a *admin) events(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	if err != nil {
 		return nil, err
 	}
-	if events == nil {
-		events = []kernel.Event{}
-	}
-	return smshttp.JSON(map[string]any{"events": events}), nil
+	return answer(adminv1.EventPage{Events: wireEvents(events)}), nil
 }

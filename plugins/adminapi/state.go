@@ -13,21 +13,10 @@ import (
 
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	"github.com/sms-baseline/sms/plugins/collections"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
-
-// stateView is GET /api/state.
-type stateView struct {
-	Kernel  string              `json:"kernel"`
-	Auth    string              `json:"auth"` // "token" or "open"
-	Fibers  []kernel.FiberView  `json:"fibers"`
-	Pending []judge.Approval    `json:"pending"`
-	Routes  []smshttp.RouteInfo `json:"routes"`
-	// Collections is empty when the collections plugin is not active.
-	Collections []collections.Collection `json:"collections"`
-	Taint       kernel.TaintSet          `json:"taint"`
-}
 
 // stateCache is the last state answer and what it was built from: the
 // kernel's generation and the pending approvals. It is rebuilt only when
@@ -36,7 +25,7 @@ type stateView struct {
 type stateCache struct {
 	mu   sync.Mutex
 	key  string
-	view stateView
+	view adminv1.State
 	body []byte
 }
 
@@ -51,7 +40,7 @@ func (a *admin) stateKey() (string, []judge.Approval) {
 // snapshot returns the state and its JSON, from the cache when nothing
 // changed since it was built. A state built while the kernel changed is
 // answered but not kept.
-func (a *admin) snapshot() (string, stateView, []byte, error) {
+func (a *admin) snapshot() (string, adminv1.State, []byte, error) {
 	key, pending := a.stateKey()
 	c := &a.cache
 	c.mu.Lock()
@@ -71,18 +60,19 @@ func (a *admin) snapshot() (string, stateView, []byte, error) {
 	return key, v, body, nil
 }
 
-func (a *admin) buildState(pending []judge.Approval) stateView {
+func (a *admin) buildState(pending []judge.Approval) adminv1.State {
 	s := a.k.State()
-	v := stateView{Kernel: s.Name, Auth: "open", Fibers: s.Fibers, Pending: pending, Routes: a.http.Routes(), Taint: s.Taint}
+	v := adminv1.State{Kernel: s.Name, Auth: adminv1.AuthOpen, Fibers: wireFibers(s.Fibers), Pending: wireApprovals(pending),
+		Routes: wireRoutes(a.http.Routes()), Taint: s.Taint.Names()}
 	if a.http.Secured() {
-		v.Auth = "token"
+		v.Auth = adminv1.AuthToken
 	}
 	if v.Pending == nil {
-		v.Pending = []judge.Approval{}
+		v.Pending = []adminv1.Approval{}
 	}
-	v.Collections = []collections.Collection{}
+	v.Collections = []adminv1.Collection{}
 	if svc, err := kernel.Lookup[collections.Service](a.ctx, collections.Key); err == nil {
-		v.Collections = svc.Definitions()
+		v.Collections = wireCollections(svc.Definitions())
 	}
 	return v
 }
@@ -126,8 +116,8 @@ func (f stateFilter) tag() string {
 	return fmt.Sprintf(";%s;%d;%d", f.trust, f.limit, f.offset)
 }
 
-func (f stateFilter) apply(v stateView) stateView {
-	var fibers []kernel.FiberView
+func (f stateFilter) apply(v adminv1.State) adminv1.State {
+	var fibers []adminv1.Fiber
 	for _, fv := range v.Fibers {
 		if f.trust == "" || strings.EqualFold(fv.Trust.String(), f.trust) {
 			fibers = append(fibers, fv)
@@ -138,7 +128,7 @@ func (f stateFilter) apply(v stateView) stateView {
 		fibers = fibers[:f.limit]
 	}
 	if fibers == nil {
-		fibers = []kernel.FiberView{}
+		fibers = []adminv1.Fiber{}
 	}
 	v.Fibers = fibers
 	return v
@@ -156,7 +146,7 @@ func (a *admin) state(_ context.Context, r *smshttp.Request) (*smshttp.Response,
 		return nil, err
 	}
 	etag := `"` + key + filter.tag() + `"`
-	headers := map[string]string{"ETag": etag, "Cache-Control": "no-cache"}
+	headers := map[string]string{"ETag": etag, "Cache-Control": "no-cache", adminv1.VersionHeader: adminv1.Version}
 	if r.Raw != nil && matches(r.Raw.Header.Get("If-None-Match"), etag) {
 		return &smshttp.Response{Status: http.StatusNotModified, Headers: headers}, nil
 	}

@@ -1,7 +1,7 @@
 package adminapi_test
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -17,6 +17,7 @@ import (
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
@@ -50,8 +51,7 @@ func streamKernel(t *testing.T, log kernel.EventLog, opts adminapi.Options, extr
 		t.Fatalf("restore: %v", err)
 	}
 	h, _ := k.GetValue(smshttp.Key)
-	srv := httptest.NewServer(h.(http.Handler))
-	t.Cleanup(srv.Close)
+	srv := contractServer(t, h.(http.Handler))
 	return k, srv
 }
 
@@ -72,17 +72,29 @@ func openStream(t *testing.T, srv *httptest.Server, tok, query string) (*http.Re
 }
 
 // nextEvent reads frames until an event of type typ arrives.
-func nextEvent(t *testing.T, sc *bufio.Scanner, typ string) {
+func nextEvent(t *testing.T, frames <-chan adminv1.SSEFrame, typ string) {
 	t.Helper()
-	for sc.Scan() {
-		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			var e kernel.Event
-			if json.Unmarshal([]byte(data), &e) == nil && e.Type == typ {
-				return
-			}
+	for f := range frames {
+		var e kernel.Event
+		if json.Unmarshal(f.Data, &e) == nil && e.Type == typ {
+			return
 		}
 	}
-	t.Fatalf("the stream ended before a %s event: %v", typ, sc.Err())
+	t.Fatalf("the stream ended before a %s event", typ)
+}
+
+// framesOf reads the frames of an event stream as they arrive, until it
+// ends.
+func framesOf(body io.Reader) <-chan adminv1.SSEFrame {
+	out := make(chan adminv1.SSEFrame, 64)
+	go func() {
+		defer close(out)
+		_ = adminv1.ReadSSE(body, func(f adminv1.SSEFrame) error {
+			out <- adminv1.SSEFrame{ID: f.ID, Data: bytes.Clone(f.Data)}
+			return nil
+		})
+	}()
+	return out
 }
 
 // A quiet event stream does not read the log until the kernel appends an
@@ -94,11 +106,11 @@ func TestEventStreamWaitsForAppends(t *testing.T) {
 	k, srv := streamKernel(t, log, adminapi.Options{})
 	all, _ := k.Events(context.Background(), 0, 0)
 	resp, _ := openStream(t, srv, "one", "?keepalive=60&after="+strconv.FormatInt(all[len(all)-1].Seq, 10))
-	sc := bufio.NewScanner(resp.Body)
+	frames := framesOf(resp.Body)
 	if err := k.Record(context.Background(), "test/first", "", nil); err != nil {
 		t.Fatal(err)
 	}
-	nextEvent(t, sc, "test/first")
+	nextEvent(t, frames, "test/first")
 	time.Sleep(300 * time.Millisecond) // the stream settles into its wait
 	before := log.reads.Load()
 	time.Sleep(time.Second)
@@ -108,7 +120,7 @@ func TestEventStreamWaitsForAppends(t *testing.T) {
 	if err := k.Record(context.Background(), "test/second", "", nil); err != nil {
 		t.Fatal(err)
 	}
-	nextEvent(t, sc, "test/second")
+	nextEvent(t, frames, "test/second")
 }
 
 // Event streams are capped per credential and in total: past either cap

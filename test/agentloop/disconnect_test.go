@@ -1,8 +1,8 @@
 package agentloop
 
 import (
-	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +13,7 @@ import (
 	"github.com/sms-baseline/sms/baseline/baselinetest"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/drivers/model/scripted"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // gated answers its first call at once and holds the second until release.
@@ -52,10 +53,8 @@ func TestTurnOutlivesDisconnectedClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() && !strings.HasPrefix(sc.Text(), "data: ") {
-	}
-	cancel() // the client goes away mid-turn
+	_ = adminv1.ReadSSE(resp.Body, func(adminv1.SSEFrame) error { return io.EOF }) // until the first event
+	cancel()                                                                       // the client goes away mid-turn
 	_ = resp.Body.Close()
 	close(m.release)
 	for range 250 { // the turn finishes on its own; wait for its record

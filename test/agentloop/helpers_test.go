@@ -1,19 +1,18 @@
 package agentloop
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/sms-baseline/sms/baseline/baselinetest"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/drivers/model/scripted"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 const doublerCode = `export default async function activate(cap) { await cap.contribute('tool', {name:'double', description:'x', input_schema:{type:'object', properties:{n:{type:'number'}}, required:['n']}, handler: async (i) => ({ doubled: i.n * 2 }) }) }`
@@ -113,18 +112,16 @@ func chatStream(t *testing.T, env *baselinetest.Env, session, msg string) []stre
 		t.Fatalf("POST /api/chat/stream = %d %s: %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}
 	var out []streamEvent
-	sc := bufio.NewScanner(rec.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
+	err := adminv1.ReadSSE(rec.Body, func(f adminv1.SSEFrame) error {
 		var ev streamEvent
-		if err := json.Unmarshal([]byte(data), &ev); err != nil {
-			t.Fatalf("frame %q: %v", data, err)
+		if err := json.Unmarshal(f.Data, &ev); err != nil {
+			t.Fatalf("frame %q: %v", f.Data, err)
 		}
 		out = append(out, ev)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -1,13 +1,14 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 const doublerCode = `export default async function activate(cap) {
@@ -112,18 +113,15 @@ func TestChatStreamWithPendingApproval(t *testing.T) {
 	}
 	defer func() { _ = resp.Body.Close() }()
 	var types []string
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			var ev map[string]any
-			if err := json.Unmarshal([]byte(data), &ev); err != nil {
-				t.Fatalf("frame %q is not JSON: %v", data, err)
-			}
-			typ, _ := ev["type"].(string)
-			types = append(types, typ)
+	_ = adminv1.ReadSSE(resp.Body, func(f adminv1.SSEFrame) error {
+		var ev map[string]any
+		if err := json.Unmarshal(f.Data, &ev); err != nil {
+			t.Fatalf("frame %q is not JSON: %v", f.Data, err)
 		}
-	}
+		typ, _ := ev["type"].(string)
+		types = append(types, typ)
+		return nil
+	})
 	joined := strings.Join(types, ",")
 	if !strings.Contains(joined, "verdict") || !strings.HasSuffix(joined, "done") {
 		t.Fatalf("stream events = %s, want a verdict and a final done", joined)

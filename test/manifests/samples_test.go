@@ -15,6 +15,7 @@ import (
 	"github.com/sms-baseline/sms/drivers/model/scripted"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // samples is config/samples decoded strictly into the Go types.
@@ -154,7 +155,7 @@ func TestSamplePluginsAreWellFormed(t *testing.T) {
 }
 
 // The sample Approval approves exactly the code and declaration of the
-// Plugin it names: its codeHash is that code's kernel.HashCode and its
+// Plugin it names: its codeHash is that code's adminv1.HashCode and its
 // declaration the Plugin's (controllers.DeclarationOf), so editing the
 // plugin's code or points without the Approval fails here. Seen failing
 // with one character of the hello plugin's code changed in its ConfigMap,
@@ -184,10 +185,10 @@ func TestSampleApprovalMatchesPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("plugin %s: %v", p.Name, err)
 	}
-	if want := kernel.HashCode([]byte(code)); a.Spec.CodeHash != want {
+	if want := adminv1.HashCode([]byte(code)); a.Spec.CodeHash != want {
 		t.Errorf("approval codeHash = %s, want %s, the hash of plugin %s's code", a.Spec.CodeHash, want, p.Name)
 	}
-	m := kernel.Manifest{ID: p.Spec.ID, Version: p.Spec.Version, Description: p.Spec.Description, Inject: p.Spec.Inject,
+	m := adminv1.Manifest{ID: p.Spec.ID, Version: p.Spec.Version, Description: p.Spec.Description, Inject: p.Spec.Inject,
 		Optional: p.Spec.Optional, Provide: p.Spec.Provide, Scopes: p.Spec.Scopes, Points: p.Spec.Points}
 	for point, items := range p.Spec.Contributes {
 		if m.Contributes == nil {

@@ -6,8 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/plugins/agentloop"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // newChatCommand returns chat: one turn with the tenant's agent, streamed.
@@ -34,24 +33,24 @@ func (o *options) chat(ctx context.Context, tenant, session, text string) error 
 	defer closeKernel()
 	p := &printer{w: o.Out}
 	inText := false
-	err = kc.ChatStream(ctx, session, text, func(ev agentloop.Event) error {
-		if ev.Type != "text_delta" && inText {
+	err = kc.ChatStream(ctx, session, text, func(ev adminv1.ChatEvent) error {
+		if ev.Type != adminv1.ChatTextDelta && inText {
 			p.printf("\n")
 			inText = false
 		}
 		switch ev.Type {
-		case "text_delta":
+		case adminv1.ChatTextDelta:
 			p.printf("%s", ev.Text)
 			inText = true
-		case "tool_call":
+		case adminv1.ChatToolCall:
 			if ev.Step != nil {
 				p.printf("-> %s %s\n", ev.Step.Tool, ev.Step.Input)
 			}
-		case "tool_result":
+		case adminv1.ChatToolResult:
 			if ev.Step != nil {
 				p.printf("<- %s\n", ev.Step.Result)
 			}
-		case "verdict":
+		case adminv1.ChatVerdict:
 			if v := ev.Verdict; v != nil {
 				p.printf("verdict: %s\n", verdictLine(v))
 			}
@@ -66,9 +65,9 @@ func (o *options) chat(ctx context.Context, tenant, session, text string) error 
 
 // verdictLine is a judge's verdict in one line: status and plugin, the
 // gate of a rejection and the reason.
-func verdictLine(v *judge.Verdict) string {
+func verdictLine(v *adminv1.Verdict) string {
 	s := string(v.Status) + " " + v.PluginID
-	if v.Status == judge.StatusRejected && v.Gate != "" {
+	if v.Status == adminv1.StatusRejected && v.Gate != "" {
 		s += " at gate " + v.Gate
 	}
 	if v.Reason != "" {

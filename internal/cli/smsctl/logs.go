@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
 // newLogsCommand returns logs: the kernel's event log.
@@ -65,7 +65,7 @@ func (o *options) logs(ctx context.Context, tenant string, after int64, follow b
 
 // writeEvent writes one event as a tab-separated line: sequence number,
 // time, type, plugin and data.
-func writeEvent(w io.Writer, ev kernel.Event) error {
+func writeEvent(w io.Writer, ev adminv1.Event) error {
 	plugin := ev.Plugin
 	if plugin == "" {
 		plugin = "-"

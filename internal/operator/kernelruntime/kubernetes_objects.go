@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/internal/kernelcmd"
+	"github.com/sms-baseline/sms/internal/kernelcmd/kernelconfig"
 )
 
 // Names, paths and numbers of a kernel's Kubernetes objects. The paths
@@ -60,7 +60,7 @@ type k8sKernel struct {
 	checksum    string // Spec.Checksum
 	operatorNS  string
 	sqlite      bool
-	config      kernelcmd.Config
+	config      kernelconfig.Config
 }
 
 func newK8sKernel(spec Spec, opts KubernetesOptions) (*k8sKernel, error) {
@@ -97,8 +97,8 @@ func newK8sKernel(spec Spec, opts KubernetesOptions) (*k8sKernel, error) {
 
 // k8sConfig is the `manager kernel` configuration of the tenant's
 // container, with the paths its volumes are mounted at.
-func k8sConfig(t *smsv1.Tenant) (kernelcmd.Config, error) {
-	cfg := kernelcmd.Config{
+func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
+	cfg := kernelconfig.Config{
 		Listen:        fmt.Sprintf("0.0.0.0:%d", k8sPort),
 		AdminListen:   fmt.Sprintf("0.0.0.0:%d", k8sAdminPort),
 		Name:          t.Namespace + "/" + t.Name,
@@ -108,7 +108,7 @@ func k8sConfig(t *smsv1.Tenant) (kernelcmd.Config, error) {
 		AutoApprove:   t.Spec.Judge.AutoApprove,
 	}
 	if cfg.Executor == "" {
-		cfg.Executor = kernelcmd.Defaults.Executor
+		cfg.Executor = kernelconfig.Defaults.Executor
 	}
 	if len(t.Spec.Judge.SensitivePoints) > 0 {
 		cfg.SensitivePoints = t.Spec.Judge.SensitivePoints
@@ -130,7 +130,7 @@ func k8sConfig(t *smsv1.Tenant) (kernelcmd.Config, error) {
 		return cfg, fmt.Errorf("unknown storage driver %q: use sqlite or postgres", st.Driver)
 	}
 	if m := t.Spec.Model; m != nil {
-		cfg.Model = kernelcmd.Model{Provider: string(m.Provider), Name: m.Name, BaseURL: m.BaseURL}
+		cfg.Model = kernelconfig.Model{Provider: string(m.Provider), Name: m.Name, BaseURL: m.BaseURL}
 		if m.Provider == smsv1.ModelScripted {
 			if m.ScriptConfigMapRef == nil {
 				return cfg, errors.New("spec.model.scriptConfigMapRef is required for the scripted model")

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/internal/kernelcmd"
+	"github.com/sms-baseline/sms/internal/kernelcmd/kernelconfig"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
 )
@@ -262,7 +262,7 @@ func k8sCheckStatefulSetShape(t *testing.T, sts *appsv1.StatefulSet, selector ma
 func k8sCheckDefaultContainer(t *testing.T, tenant *smsv1.Tenant, sts *appsv1.StatefulSet) {
 	t.Helper()
 	c := k8sContainer(t, sts)
-	want := kernelcmd.Config{
+	want := kernelconfig.Config{
 		Listen: "0.0.0.0:8787", AdminListen: "0.0.0.0:8788", Store: "sqlite:/data/kernel.db", Name: tenant.Namespace + "/alpha",
 		TokenFile: "/var/run/sms/admin/token", TokenAuthFile: "/var/run/sms/chat/tokens.csv", Executor: "isolated",
 	}.Args()

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -83,4 +84,13 @@ type Runtime interface {
 	// Remove stops a deleted tenant's kernel. Kubernetes objects go with
 	// their owner; the local runtime stops the kernel and keeps its data.
 	Remove(ctx context.Context, tenant types.NamespacedName) error
+}
+
+// PostgresSchema is the tenant's Postgres schema: spec.storage.postgres.schema,
+// else tenant_<name> with dashes turned into underscores.
+func PostgresSchema(t *smsv1.Tenant) string {
+	if p := t.Spec.Storage.Postgres; p != nil && p.Schema != "" {
+		return p.Schema
+	}
+	return "tenant_" + strings.ReplaceAll(t.Name, "-", "_")
 }

@@ -11,12 +11,11 @@ import (
 	"github.com/sms-baseline/sms/baseline/baselinetest"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
-	"github.com/sms-baseline/sms/plugins/agentloop"
 )
 
 // ChatStream against a real kernel: the events of a turn arrive in order,
 // a plugin the agent defines comes with its verdict, and the turn ends
-// with done and the reply. Seen failing with readFrames not resetting its
+// with done and the reply. Seen failing with ReadSSE not resetting its
 // buffer between frames (the second event did not decode).
 func TestChatStreamEvents(t *testing.T) {
 	define, _ := json.Marshal(map[string]any{
@@ -29,7 +28,7 @@ func TestChatStreamEvents(t *testing.T) {
 	}})
 	var types []string
 	var verdict, reply string
-	err := c.ChatStream(context.Background(), "s1", "add a plugin", func(ev agentloop.Event) error {
+	err := c.ChatStream(context.Background(), "s1", "add a plugin", func(ev adminv1.ChatEvent) error {
 		types = append(types, ev.Type)
 		if ev.Verdict != nil {
 			verdict = string(ev.Verdict.Status) + " " + ev.Verdict.PluginID
@@ -55,11 +54,11 @@ func TestChatStreamEvents(t *testing.T) {
 // a wrong token is the kernel's 401 before any event.
 func TestChatStreamErrors(t *testing.T) {
 	url := boot(t, baselinetest.Options{Turns: [][]contracts.Block{}})
-	err := adminv1.New(url, token, nil).ChatStream(context.Background(), "s1", "hi", func(agentloop.Event) error { return nil })
+	err := adminv1.New(url, token, nil).ChatStream(context.Background(), "s1", "hi", func(adminv1.ChatEvent) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "chat:") {
 		t.Errorf("a turn whose model fails: %v, want the error event as an error", err)
 	}
-	err = adminv1.New(url, "wrong", nil).ChatStream(context.Background(), "s1", "hi", func(agentloop.Event) error { return nil })
+	err = adminv1.New(url, "wrong", nil).ChatStream(context.Background(), "s1", "hi", func(adminv1.ChatEvent) error { return nil })
 	var kerr *adminv1.Error
 	if !errors.As(err, &kerr) || kerr.Status != http.StatusUnauthorized {
 		t.Errorf("wrong token: %v, want a 401 *Error", err)

@@ -20,11 +20,6 @@ const DefaultTimeout = 30 * time.Second
 // MaxAnswerBytes bounds every answer body the client reads.
 const MaxAnswerBytes = 8 << 20
 
-// RequestedByHeader names, on a token-protected kernel, on whose behalf the
-// token holder submits; the kernel records it as the approval's RequestedBy.
-// A kernel with an open admin API ignores it.
-const RequestedByHeader = "X-Requested-By"
-
 // maxMessageBytes bounds the message of an *Error built from an answer
 // that is not the kernel's JSON error (a proxy's HTML page, say).
 const maxMessageBytes = 1024
@@ -146,6 +141,9 @@ func (c *Client) send(ctx context.Context, rq call) ([]byte, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, answerError(rq, resp.StatusCode, raw)
 	}
+	if err := checkVersion(rq, resp); err != nil {
+		return nil, err
+	}
 	return raw, nil
 }
 
@@ -183,13 +181,8 @@ func (c *Client) request(ctx context.Context, rq call) (*http.Request, error) {
 // answerError builds the *Error of a non-2xx answer.
 func answerError(rq call, status int, raw []byte) *Error {
 	e := &Error{Method: rq.method, Path: rq.path, Status: status}
-	var env struct {
-		Error *struct {
-			Message string `json:"message"`
-			Kind    string `json:"kind"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(raw, &env) == nil && env.Error != nil && env.Error.Message != "" {
+	var env ErrorAnswer
+	if json.Unmarshal(raw, &env) == nil && env.Error.Message != "" {
 		e.Kind, e.Message = env.Error.Kind, env.Error.Message
 		return e
 	}
@@ -202,4 +195,14 @@ func answerError(rq call, status int, raw []byte) *Error {
 	}
 	e.Message = text
 	return e
+}
+
+// checkVersion refuses a 2xx answer whose VersionHeader names another
+// version than this package speaks. A kernel that names none is taken as
+// speaking Version.
+func checkVersion(rq call, resp *http.Response) error {
+	if v := resp.Header.Get(VersionHeader); v != "" && v != Version {
+		return rq.wrap("check version", fmt.Errorf("the kernel speaks admin API %s, this client %s", v, Version))
+	}
+	return nil
 }

@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	"github.com/sms-baseline/sms/baseline/baselinetest"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
@@ -27,12 +25,12 @@ const routeCode = `export default async function activate(cap) {
     handler: async () => ({ body: { hello: 'world' } }) })
 }`
 
-func plugin(id, code string) judge.Plugin {
-	m := kernel.Manifest{ID: id, Version: "1"}
+func plugin(id, code string) adminv1.Plugin {
+	m := adminv1.Manifest{ID: id, Version: "1"}
 	if strings.Contains(code, "contribute('route'") {
 		m.Points = []string{"route"}
 	}
-	return judge.Plugin{Manifest: m, Code: code}
+	return adminv1.Plugin{Manifest: m, Code: code}
 }
 
 // boot starts a real kernel server, guarded by token, behind a listener
@@ -60,16 +58,16 @@ func state(t *testing.T, c *adminv1.Client) adminv1.State {
 	return s
 }
 
-func fiber(s adminv1.State, id string) (kernel.FiberView, bool) {
-	i := slices.IndexFunc(s.Fibers, func(f kernel.FiberView) bool { return f.ID == id })
+func fiber(s adminv1.State, id string) (adminv1.Fiber, bool) {
+	i := slices.IndexFunc(s.Fibers, func(f adminv1.Fiber) bool { return f.ID == id })
 	if i < 0 {
-		return kernel.FiberView{}, false
+		return adminv1.Fiber{}, false
 	}
 	return s.Fibers[i], true
 }
 
 // submit submits p and fails the test unless the verdict has status want.
-func submit(t *testing.T, c *adminv1.Client, p judge.Plugin, want judge.Status) judge.Verdict {
+func submit(t *testing.T, c *adminv1.Client, p adminv1.Plugin, want adminv1.Status) adminv1.Verdict {
 	t.Helper()
 	v, err := c.Submit(context.Background(), p, "")
 	if err != nil || v.Status != want {
@@ -82,15 +80,15 @@ func submit(t *testing.T, c *adminv1.Client, p judge.Plugin, want judge.Status) 
 // Seen failing with do() not decoding the answer: the verdict was empty.
 func TestSubmitMounts(t *testing.T) {
 	c := serve(t, baselinetest.Options{})
-	v := submit(t, c, plugin("agent.noop", noopCode), judge.StatusMounted)
-	if v.PluginID != "agent.noop" || v.CodeHash != kernel.HashCode([]byte(noopCode)) {
+	v := submit(t, c, plugin("agent.noop", noopCode), adminv1.StatusMounted)
+	if v.PluginID != "agent.noop" || v.CodeHash != adminv1.HashCode([]byte(noopCode)) {
 		t.Fatalf("verdict = %+v, want agent.noop with its code hash", v)
 	}
 	s := state(t, c)
 	if s.Kernel != "test" || s.Auth != adminv1.AuthToken {
 		t.Fatalf("state kernel, auth = %q, %q; want test, token", s.Kernel, s.Auth)
 	}
-	if f, ok := fiber(s, "agent.noop"); !ok || f.State != kernel.StateActive || f.Trust != kernel.TrustAgent {
+	if f, ok := fiber(s, "agent.noop"); !ok || f.State != adminv1.StateActive || f.Trust != adminv1.TrustAgent {
 		t.Fatalf("fiber agent.noop = %+v (found %v), want an active agent fiber", f, ok)
 	}
 }
@@ -103,11 +101,11 @@ func TestSubmitMounts(t *testing.T) {
 func TestApprovePending(t *testing.T) {
 	c := serve(t, baselinetest.Options{})
 	ctx := context.Background()
-	v := submit(t, c, plugin("agent.hello", routeCode), judge.StatusPending)
+	v := submit(t, c, plugin("agent.hello", routeCode), adminv1.StatusPending)
 	if pending := state(t, c).Pending; len(pending) != 1 || pending[0].ID != v.ApprovalID || pending[0].CodeHash != v.CodeHash {
 		t.Fatalf("pending = %+v, want approval %s bound to %s", pending, v.ApprovalID, v.CodeHash)
 	}
-	_, err := c.Approve(ctx, v.ApprovalID, "ada", kernel.HashCode([]byte("other code")))
+	_, err := c.Approve(ctx, v.ApprovalID, "ada", adminv1.HashCode([]byte("other code")))
 	if !adminv1.IsConflict(err) || adminv1.IsNotFound(err) {
 		t.Fatalf("Approve with a wrong hash: %v, want a conflict", err)
 	}
@@ -115,11 +113,11 @@ func TestApprovePending(t *testing.T) {
 		t.Fatal("Approve without a hash succeeded, want an error")
 	}
 	got, err := c.Approve(ctx, v.ApprovalID, "ada", v.CodeHash)
-	if err != nil || got.Status != judge.StatusMounted {
+	if err != nil || got.Status != adminv1.StatusMounted {
 		t.Fatalf("Approve = %+v, %v; want mounted", got, err)
 	}
 	s := state(t, c)
-	if f, ok := fiber(s, "agent.hello"); len(s.Pending) != 0 || !ok || f.State != kernel.StateActive {
+	if f, ok := fiber(s, "agent.hello"); len(s.Pending) != 0 || !ok || f.State != adminv1.StateActive {
 		t.Fatalf("after approval pending = %+v, fiber = %+v; want none pending and agent.hello active", s.Pending, f)
 	}
 }
@@ -142,9 +140,9 @@ func TestRequestedBy(t *testing.T) {
 func TestReject(t *testing.T) {
 	c := serve(t, baselinetest.Options{})
 	ctx := context.Background()
-	v := submit(t, c, plugin("agent.hello", routeCode), judge.StatusPending)
+	v := submit(t, c, plugin("agent.hello", routeCode), adminv1.StatusPending)
 	got, err := c.Reject(ctx, v.ApprovalID, "ada", v.CodeHash)
-	if err != nil || got.Status != judge.StatusRejected {
+	if err != nil || got.Status != adminv1.StatusRejected {
 		t.Fatalf("Reject = %+v, %v; want rejected", got, err)
 	}
 	s := state(t, c)
@@ -161,15 +159,15 @@ func TestReject(t *testing.T) {
 func TestDisableEnable(t *testing.T) {
 	c := serve(t, baselinetest.Options{})
 	ctx := context.Background()
-	submit(t, c, plugin("agent.noop", noopCode), judge.StatusMounted)
+	submit(t, c, plugin("agent.noop", noopCode), adminv1.StatusMounted)
 	steps := []struct {
 		name    string
-		do      func(context.Context, string) (kernel.FiberView, error)
+		do      func(context.Context, string) (adminv1.Fiber, error)
 		enabled bool
-		state   kernel.State
+		state   adminv1.FiberState
 	}{
-		{"disable", c.Disable, false, kernel.StateInactive},
-		{"enable", c.Enable, true, kernel.StateActive},
+		{"disable", c.Disable, false, adminv1.StateInactive},
+		{"enable", c.Enable, true, adminv1.StateActive},
 	}
 	for _, s := range steps {
 		v, err := s.do(ctx, "agent.noop")
@@ -185,7 +183,7 @@ func TestDisableEnable(t *testing.T) {
 func TestUninstallTwice(t *testing.T) {
 	c := serve(t, baselinetest.Options{})
 	ctx := context.Background()
-	submit(t, c, plugin("agent.noop", noopCode), judge.StatusMounted)
+	submit(t, c, plugin("agent.noop", noopCode), adminv1.StatusMounted)
 	for i := range 2 {
 		if err := c.Uninstall(ctx, "agent.noop"); err != nil {
 			t.Fatalf("Uninstall #%d: %v, want nil", i+1, err)
@@ -218,12 +216,12 @@ func TestPathEscaped(t *testing.T) {
 func TestEventsPaging(t *testing.T) {
 	c := serve(t, baselinetest.Options{})
 	ctx := context.Background()
-	submit(t, c, plugin("agent.noop", noopCode), judge.StatusMounted)
+	submit(t, c, plugin("agent.noop", noopCode), adminv1.StatusMounted)
 	all, err := c.Events(ctx, 0, 1000)
 	if err != nil || len(all) < 5 {
 		t.Fatalf("Events(0, 1000) = %d events, %v; want at least 5", len(all), err)
 	}
-	var paged []kernel.Event
+	var paged []adminv1.Event
 	for after := int64(0); len(paged) <= len(all); {
 		page, err := c.Events(ctx, after, 2)
 		if err != nil {
@@ -272,17 +270,16 @@ func TestWrongToken(t *testing.T) {
 	}
 }
 
-// Taint flags, which the kernel sends as names, come back as the set.
-// Seen failing with taintSet returning the empty set.
+// Taint flags come back by the names the kernel sends.
 func TestStateTaint(t *testing.T) {
 	c := serve(t, baselinetest.Options{AutoApprove: true})
-	if s := state(t, c); !s.Taint.Empty() {
-		t.Fatalf("taint at boot = %v, want none", s.TaintNames)
+	if s := state(t, c); len(s.Taint) != 0 {
+		t.Fatalf("taint at boot = %v, want none", s.Taint)
 	}
-	submit(t, c, plugin("agent.hello", routeCode), judge.StatusMounted) // auto-approved: taints
+	submit(t, c, plugin("agent.hello", routeCode), adminv1.StatusMounted) // auto-approved: taints
 	s := state(t, c)
-	if !s.Taint.Has(kernel.TaintAutoApproval) || !slices.Equal(s.TaintNames, []string{"auto_approval"}) {
-		t.Fatalf("taint = %v (%v), want auto_approval", s.Taint, s.TaintNames)
+	if !slices.Equal(s.Taint, []string{"auto_approval"}) {
+		t.Fatalf("taint = %v, want auto_approval", s.Taint)
 	}
 }
 

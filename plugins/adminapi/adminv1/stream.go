@@ -9,8 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"time"
-
-	"github.com/sms-baseline/sms/kernel"
 )
 
 // StreamIdle is how long Follow waits for any byte (an event or the
@@ -36,7 +34,7 @@ type FollowOptions struct {
 // opts.Idle, or fn returns an error; it returns why. The caller resumes
 // by calling Follow again with the last Seq it saw. The client's timeout
 // does not apply: the stream is bounded by ctx and the idle limit.
-func (c *Client) Follow(ctx context.Context, opts FollowOptions, fn func(kernel.Event) error) error {
+func (c *Client) Follow(ctx context.Context, opts FollowOptions, fn func(Event) error) error {
 	after, idleFor := max(opts.After, 0), opts.Idle
 	if idleFor <= 0 {
 		idleFor = StreamIdle
@@ -45,12 +43,12 @@ func (c *Client) Follow(ctx context.Context, opts FollowOptions, fn func(kernel.
 	defer cancel(nil)
 	// Ask for a sign of life three times per idle limit.
 	every := max(int((idleFor / 3).Seconds()), 1)
-	rq := call{method: http.MethodGet, path: "/api/events/stream", query: url.Values{"keepalive": {strconv.Itoa(min(every, 60))}}}
+	rq := call{method: http.MethodGet, path: RouteEventStream, query: url.Values{"keepalive": {strconv.Itoa(min(every, 60))}}}
 	req, err := c.request(ctx, rq)
 	if err != nil {
 		return rq.wrap("build request", err)
 	}
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept", EventStreamType)
 	req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
 	hc := *c.hc
 	hc.Timeout = 0
@@ -68,13 +66,16 @@ func (c *Client) Follow(ctx context.Context, opts FollowOptions, fn func(kernel.
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes))
 		return answerError(rq, resp.StatusCode, raw)
 	}
+	if err := checkVersion(rq, resp); err != nil {
+		return err
+	}
 	if opts.Open != nil {
 		opts.Open()
 	}
 	body := &touchReader{r: resp.Body, touch: func() { idle.Reset(idleFor) }}
-	err = readFrames(body, func(data []byte) error {
-		var e kernel.Event
-		if err := json.Unmarshal(data, &e); err != nil {
+	err = ReadSSE(body, func(f SSEFrame) error {
+		var e Event
+		if err := json.Unmarshal(f.Data, &e); err != nil {
 			return rq.wrap("decode event", err)
 		}
 		return fn(e)

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/sms-baseline/sms/baseline/baselinetest"
-	"github.com/sms-baseline/sms/judge"
-	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
@@ -26,10 +24,10 @@ func TestFollowSeesNewEventsAndResumes(t *testing.T) {
 	c := serve(t, baselinetest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	got := make(chan kernel.Event, 256)
+	got := make(chan adminv1.Event, 256)
 	done := make(chan error, 1)
 	go func() {
-		done <- c.Follow(ctx, adminv1.FollowOptions{}, func(e kernel.Event) error {
+		done <- c.Follow(ctx, adminv1.FollowOptions{}, func(e adminv1.Event) error {
 			got <- e
 			if e.Plugin == "agent.second" && e.Type == "plugin/mounted" {
 				return errEnough
@@ -37,8 +35,8 @@ func TestFollowSeesNewEventsAndResumes(t *testing.T) {
 			return nil
 		})
 	}()
-	submit(t, c, plugin("agent.first", noopCode), judge.StatusMounted)
-	submit(t, c, plugin("agent.second", noopCode), judge.StatusMounted)
+	submit(t, c, plugin("agent.first", noopCode), adminv1.StatusMounted)
+	submit(t, c, plugin("agent.second", noopCode), adminv1.StatusMounted)
 	if err := <-done; !errors.Is(err, errEnough) {
 		t.Fatalf("Follow = %v, want the callback's error", err)
 	}
@@ -57,7 +55,7 @@ func TestFollowSeesNewEventsAndResumes(t *testing.T) {
 	if firstMounted == 0 {
 		t.Fatalf("never saw agent.first mounted in %v", seqs)
 	}
-	err := c.Follow(ctx, adminv1.FollowOptions{After: firstMounted}, func(e kernel.Event) error {
+	err := c.Follow(ctx, adminv1.FollowOptions{After: firstMounted}, func(e adminv1.Event) error {
 		if e.Seq != firstMounted+1 {
 			t.Errorf("resumed at %d, want %d", e.Seq, firstMounted+1)
 		}
@@ -87,7 +85,7 @@ func TestFollowGivesUpOnASilentKernel(t *testing.T) {
 	defer close(hung)
 	c := adminv1.New(srv.URL, token, nil)
 	start := time.Now()
-	err := c.Follow(context.Background(), adminv1.FollowOptions{Idle: 300 * time.Millisecond}, func(kernel.Event) error { return nil })
+	err := c.Follow(context.Background(), adminv1.FollowOptions{Idle: 300 * time.Millisecond}, func(adminv1.Event) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "idle") {
 		t.Fatalf("Follow = %v, want an idle error", err)
 	}
@@ -101,10 +99,10 @@ func TestFollowGivesUpOnASilentKernel(t *testing.T) {
 func TestPluginStatus(t *testing.T) {
 	c := serve(t, baselinetest.Options{})
 	ctx := context.Background()
-	submit(t, c, plugin("agent.noop", noopCode), judge.StatusMounted)
-	submit(t, c, plugin("agent.route", routeCode), judge.StatusPending)
+	submit(t, c, plugin("agent.noop", noopCode), adminv1.StatusMounted)
+	submit(t, c, plugin("agent.route", routeCode), adminv1.StatusPending)
 	s, err := c.PluginStatus(ctx, "agent.noop")
-	if err != nil || s.Fiber == nil || s.Fiber.State != kernel.StateActive || len(s.Pending) != 0 {
+	if err != nil || s.Fiber == nil || s.Fiber.State != adminv1.StateActive || len(s.Pending) != 0 {
 		t.Fatalf("PluginStatus(agent.noop) = %+v, %v", s, err)
 	}
 	s, err = c.PluginStatus(ctx, "agent.route")
@@ -133,7 +131,7 @@ func TestFollowGivesUpOnAKernelThatNeverAnswers(t *testing.T) {
 	c := adminv1.New(srv.URL, token, nil)
 	opened := false
 	err := c.Follow(context.Background(), adminv1.FollowOptions{Idle: 300 * time.Millisecond, Open: func() { opened = true }},
-		func(kernel.Event) error { return nil })
+		func(adminv1.Event) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "idle") || opened {
 		t.Fatalf("Follow = %v (opened %t), want an idle error before the stream opened", err, opened)
 	}

@@ -1,4 +1,4 @@
-package kernelruntime
+package local
 
 import (
 	"context"
@@ -20,10 +20,11 @@ import (
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/internal/kernelcmd"
+	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 )
 
-// LocalOptions configure the local runtime.
-type LocalOptions struct {
+// Options configure the local runtime.
+type Options struct {
 	// Dir holds one directory per tenant (namespace/name) with its SQLite
 	// file, its secrets as 0600 files and the port it last listened on.
 	Dir string
@@ -38,12 +39,12 @@ type LocalOptions struct {
 	DefaultModel kernelcmd.Model
 }
 
-// Local runs kernels inside this process on loopback ports. It suits
+// Runtime runs kernels inside this process on loopback ports. It suits
 // `manager dev` and test suites, where no kubelet runs pods. A kernel
 // keeps its port across restarts when the port is still free, so
 // endpoints stay stable.
-type Local struct {
-	opts    LocalOptions
+type Runtime struct {
+	opts    Options
 	mu      sync.Mutex
 	kernels map[types.NamespacedName]*localKernel
 }
@@ -55,29 +56,29 @@ type localKernel struct {
 	done     chan struct{}
 }
 
-// NewLocal returns a local runtime storing data under opts.Dir.
-func NewLocal(opts LocalOptions) *Local {
+// New returns a local runtime storing data under opts.Dir.
+func New(opts Options) *Runtime {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Local{opts: opts, kernels: map[types.NamespacedName]*localKernel{}}
+	return &Runtime{opts: opts, kernels: map[types.NamespacedName]*localKernel{}}
 }
 
-// Ensure implements Runtime: it starts the kernel, restarts it when its
+// Ensure implements kernelruntime.Runtime: it starts the kernel, restarts it when its
 // configuration changed, and stops it when the tenant is suspended.
-func (l *Local) Ensure(ctx context.Context, spec Spec) (Status, error) {
+func (l *Runtime) Ensure(ctx context.Context, spec kernelruntime.Spec) (kernelruntime.Status, error) {
 	key := types.NamespacedName{Namespace: spec.Tenant.Namespace, Name: spec.Tenant.Name}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	running := l.kernels[key]
 	if spec.Tenant.Spec.Suspend {
 		l.stop(key)
-		return Status{Message: "suspended"}, nil
+		return kernelruntime.Status{Message: "suspended"}, nil
 	}
 	dir := filepath.Join(l.opts.Dir, key.Namespace, key.Name)
 	cfg, err := l.config(dir, spec)
 	if err != nil {
-		return Status{}, err
+		return kernelruntime.Status{}, err
 	}
 	hash := configHash(cfg, spec)
 	if running != nil && running.hash == hash {
@@ -85,21 +86,21 @@ func (l *Local) Ensure(ctx context.Context, spec Spec) (Status, error) {
 		case <-running.done:
 			l.stop(key) // it died: start it again below
 		default:
-			return Status{Endpoint: running.endpoint, AdminEndpoint: running.endpoint, Running: true}, nil
+			return kernelruntime.Status{Endpoint: running.endpoint, AdminEndpoint: running.endpoint, Running: true}, nil
 		}
 	}
 	l.stop(key)
 	k, err := l.start(dir, cfg)
 	if err != nil {
-		return Status{}, err
+		return kernelruntime.Status{}, err
 	}
 	k.hash = hash
 	l.kernels[key] = k
-	return Status{Endpoint: k.endpoint, AdminEndpoint: k.endpoint, Running: true}, nil
+	return kernelruntime.Status{Endpoint: k.endpoint, AdminEndpoint: k.endpoint, Running: true}, nil
 }
 
-// Remove implements Runtime: the kernel stops and its data stays.
-func (l *Local) Remove(_ context.Context, tenant types.NamespacedName) error {
+// Remove implements kernelruntime.Runtime: the kernel stops and its data stays.
+func (l *Runtime) Remove(_ context.Context, tenant types.NamespacedName) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.stop(tenant)
@@ -107,7 +108,7 @@ func (l *Local) Remove(_ context.Context, tenant types.NamespacedName) error {
 }
 
 // Close stops every kernel.
-func (l *Local) Close() {
+func (l *Runtime) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for key := range l.kernels {
@@ -116,7 +117,7 @@ func (l *Local) Close() {
 }
 
 // stop stops a kernel and waits for it; the caller holds l.mu.
-func (l *Local) stop(key types.NamespacedName) {
+func (l *Runtime) stop(key types.NamespacedName) {
 	k := l.kernels[key]
 	if k == nil {
 		return
@@ -127,7 +128,7 @@ func (l *Local) stop(key types.NamespacedName) {
 }
 
 // start opens the kernel and serves it on its previous port, or a new one.
-func (l *Local) start(dir string, cfg kernelcmd.Config) (*localKernel, error) {
+func (l *Runtime) start(dir string, cfg kernelcmd.Config) (*localKernel, error) {
 	ln, err := listenLoopback(filepath.Join(dir, "port"))
 	if err != nil {
 		return nil, err
@@ -175,7 +176,7 @@ func listenLoopback(file string) (net.Listener, error) {
 
 // config writes the tenant's secrets into dir and returns its kernel's
 // settings.
-func (l *Local) config(dir string, spec Spec) (kernelcmd.Config, error) {
+func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config, error) {
 	t := spec.Tenant
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return kernelcmd.Config{}, fmt.Errorf("tenant data directory: %w", err)
@@ -196,7 +197,7 @@ func (l *Local) config(dir string, spec Spec) (kernelcmd.Config, error) {
 	cfg.SensitiveScopes = nilIfEmpty(t.Spec.Judge.SensitiveScopes)
 	if t.Spec.Storage.Driver == smsv1.StoragePostgres {
 		cfg.Store = spec.PostgresURL
-		cfg.Schema = PostgresSchema(t)
+		cfg.Schema = kernelruntime.PostgresSchema(t)
 	}
 	files := []struct {
 		name string
@@ -229,15 +230,6 @@ func (l *Local) config(dir string, spec Spec) (kernelcmd.Config, error) {
 	return cfg, nil
 }
 
-// PostgresSchema is the tenant's Postgres schema: spec.storage.postgres.schema,
-// else tenant_<name> with dashes turned into underscores.
-func PostgresSchema(t *smsv1.Tenant) string {
-	if p := t.Spec.Storage.Postgres; p != nil && p.Schema != "" {
-		return p.Schema
-	}
-	return "tenant_" + strings.ReplaceAll(t.Name, "-", "_")
-}
-
 func nilIfEmpty(s []string) []string {
 	if len(s) == 0 {
 		return nil
@@ -247,7 +239,7 @@ func nilIfEmpty(s []string) []string {
 
 // configHash identifies a kernel's configuration, secrets included, so a
 // changed secret restarts the kernel.
-func configHash(cfg kernelcmd.Config, spec Spec) string {
+func configHash(cfg kernelcmd.Config, spec kernelruntime.Spec) string {
 	raw, _ := json.Marshal(struct {
 		C        kernelcmd.Config
 		Checksum string

@@ -1,4 +1,4 @@
-package kernelruntime
+package local
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 	"github.com/sms-baseline/sms/internal/testinfra/procmem"
 )
 
@@ -23,11 +24,11 @@ import (
 func BenchmarkLocalTenantDensity(b *testing.B) {
 	const tenants = 50
 	for range b.N {
-		l := NewLocal(LocalOptions{Dir: b.TempDir(), Executor: "goja"})
+		l := New(Options{Dir: b.TempDir(), Executor: "goja"})
 		before := selfMem(b)
 		for i := range tenants {
 			t := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("t%02d", i), Namespace: "density"}}
-			if _, err := l.Ensure(context.Background(), Spec{Tenant: t, AdminToken: "density-token"}); err != nil {
+			if _, err := l.Ensure(context.Background(), kernelruntime.Spec{Tenant: t, AdminToken: "density-token"}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,4 +1,4 @@
-package kernelruntime
+package local
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/kernelcmd"
+	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 )
 
 // A tenant whose spec names no model gets the runtime's default model
@@ -14,9 +15,9 @@ import (
 // Seen failing with the DefaultModel case removed (no model at all).
 func TestLocalDefaultModel(t *testing.T) {
 	demo := kernelcmd.Model{Provider: "scripted", Script: "/demo.json"}
-	l := NewLocal(LocalOptions{Dir: t.TempDir(), DefaultModel: demo})
+	l := New(Options{Dir: t.TempDir(), DefaultModel: demo})
 	bare := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"}}
-	cfg, err := l.config(t.TempDir(), Spec{Tenant: bare})
+	cfg, err := l.config(t.TempDir(), kernelruntime.Spec{Tenant: bare})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +26,7 @@ func TestLocalDefaultModel(t *testing.T) {
 	}
 	own := bare.DeepCopy()
 	own.Spec.Model = &smsv1.TenantModel{Provider: "openaicompat", Name: "llama", BaseURL: "http://127.0.0.1:1/v1"}
-	cfg, err = l.config(t.TempDir(), Spec{Tenant: own})
+	cfg, err = l.config(t.TempDir(), kernelruntime.Spec{Tenant: own})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,268 @@
+package adminv1
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// State is the answer of GET /api/state.
+type State struct {
+	// Kernel is the kernel's name.
+	Kernel string `json:"kernel"`
+	// Auth is AuthToken when routes need a credential, AuthOpen otherwise.
+	Auth string `json:"auth"`
+	// Fibers are the installed plugins, system and agent.
+	Fibers []Fiber `json:"fibers"`
+	// Pending are the approvals waiting for a human.
+	Pending []Approval `json:"pending"`
+	// Routes are the routes the kernel serves.
+	Routes []Route `json:"routes"`
+	// Collections are the collections defined; empty when the kernel runs
+	// no collections plugin.
+	Collections []Collection `json:"collections"`
+	// Taint names the taint flags set since boot.
+	Taint []string `json:"taint"`
+}
+
+// Auth modes of State.Auth.
+const (
+	AuthToken = "token"
+	AuthOpen  = "open"
+)
+
+// Dependency is one key a plugin declares and whether it is provided.
+type Dependency struct {
+	Key     string `json:"key"`
+	Present bool   `json:"present"`
+}
+
+// Fiber is one installed plugin as the kernel runs it.
+type Fiber struct {
+	ID          string     `json:"id"`
+	Version     string     `json:"version"`
+	Description string     `json:"description,omitempty"`
+	Trust       Trust      `json:"trust"`
+	Enabled     bool       `json:"enabled"`
+	State       FiberState `json:"state"`
+	Error       string     `json:"error,omitempty"`
+	CodeHash    string     `json:"codeHash,omitempty"`
+	// Staged is set while a mount is not yet committed to the log.
+	Staged bool `json:"staged,omitempty"`
+	// Points are the points the plugin declares.
+	Points   []string     `json:"points,omitempty"`
+	Inject   []Dependency `json:"inject"`
+	Optional []Dependency `json:"optional"`
+	Provides []string     `json:"provides"`
+	Scopes   []string     `json:"scopes,omitempty"`
+	Effects  int          `json:"effects"`
+	// Held is set on a plugin an admin disabled: only an admin enables it.
+	Held bool `json:"held,omitempty"`
+}
+
+// Manifest is a plugin's declaration: its id, version, keys, scopes and
+// the points it contributes to.
+type Manifest struct {
+	ID          string   `json:"id"`
+	Version     string   `json:"version"`
+	Description string   `json:"description,omitempty"`
+	Inject      []string `json:"inject,omitempty"`
+	Optional    []string `json:"optional,omitempty"`
+	Provide     []string `json:"provide,omitempty"`
+	Scopes      []string `json:"scopes,omitempty"`
+	// Points lists the points the plugin's code may contribute to.
+	Points []string `json:"points,omitempty"`
+	// Contributes holds declarative items per point.
+	Contributes map[string][]any `json:"contributes,omitempty"`
+}
+
+// Plugin is an agent plugin as submitted: the body of POST /api/plugins.
+type Plugin struct {
+	Manifest Manifest `json:"manifest"`
+	Code     string   `json:"code"`
+}
+
+// Verdict is the judge's answer to a submission or a decision. Gate names
+// the gate or step that decided.
+type Verdict struct {
+	Status     Status `json:"status"`
+	PluginID   string `json:"pluginId"`
+	Version    string `json:"version"`
+	CodeHash   string `json:"codeHash"`
+	Gate       string `json:"gate"`
+	Reason     string `json:"reason,omitempty"`
+	ApprovalID string `json:"approvalId,omitempty"`
+	// RolledBack is set when a mount was undone; Restored names the
+	// version put back.
+	RolledBack bool   `json:"rolledBack,omitempty"`
+	Restored   string `json:"restored,omitempty"`
+	// Retry is set on a rejection for want of capacity: the same
+	// submission may pass later.
+	Retry bool `json:"retry,omitempty"`
+}
+
+// Approval is a submission waiting for a human, bound to its code hash.
+type Approval struct {
+	ID          string    `json:"id"`
+	PluginID    string    `json:"pluginId"`
+	Version     string    `json:"version"`
+	CodeHash    string    `json:"codeHash"`
+	Manifest    Manifest  `json:"manifest"`
+	Code        string    `json:"code"`
+	RequestedBy string    `json:"requestedBy"`
+	Reasons     []string  `json:"reasons"`
+	Requested   time.Time `json:"requested"`
+}
+
+// Approvals is the answer of GET /api/approvals.
+type Approvals struct {
+	Approvals []Approval `json:"approvals"`
+}
+
+// Decision is the body of POST /api/approvals/{id}/approve and /reject.
+type Decision struct {
+	By       string `json:"by"`
+	CodeHash string `json:"codeHash"`
+}
+
+// Installed is an installed agent plugin as the kernel restores it: the
+// answer of GET /api/plugins/{id}, so it can be exported and submitted
+// again.
+type Installed struct {
+	Manifest Manifest `json:"manifest"`
+	Code     string   `json:"code"`
+	CodeHash string   `json:"codeHash"`
+	Enabled  bool     `json:"enabled"`
+}
+
+// PluginStatus is the answer of GET /api/plugins/{id}/status: what the
+// kernel runs of one plugin and what of it waits for a human, read from
+// memory (no log fold).
+type PluginStatus struct {
+	// Fiber is the installed plugin; nil when none is.
+	Fiber *Fiber `json:"fiber"`
+	// Pending are its submissions waiting for a decision.
+	Pending []Approval `json:"pending"`
+}
+
+// Uninstalled is the answer of DELETE /api/plugins/{id}.
+type Uninstalled struct {
+	Uninstalled string `json:"uninstalled"`
+}
+
+// Event is one entry of the kernel's event log.
+type Event struct {
+	Seq    int64           `json:"seq"`
+	Type   string          `json:"type"`
+	Plugin string          `json:"plugin,omitempty"`
+	Time   time.Time       `json:"time"`
+	Data   json.RawMessage `json:"data,omitempty"`
+}
+
+// EventPage is the answer of GET /api/events.
+type EventPage struct {
+	Events []Event `json:"events"`
+}
+
+// ChatRequest is the body of POST /api/chat and /api/chat/stream.
+type ChatRequest struct {
+	Session string `json:"session"`
+	Text    string `json:"text"`
+}
+
+// ChatStep is one tool call of a chat turn.
+type ChatStep struct {
+	ID      string          `json:"id"`
+	Tool    string          `json:"tool"`
+	Input   json.RawMessage `json:"input"`
+	Result  string          `json:"result"`
+	IsError bool            `json:"isError,omitempty"`
+}
+
+// ChatReply is the answer of POST /api/chat: the agent's reply and the
+// tool calls it made.
+type ChatReply struct {
+	Reply string     `json:"reply"`
+	Steps []ChatStep `json:"steps"`
+}
+
+// ChatEvent is one server-sent event of POST /api/chat/stream; Type is one
+// of the ChatEvent constants.
+type ChatEvent struct {
+	Type    string     `json:"type"`
+	Text    string     `json:"text,omitempty"`
+	Step    *ChatStep  `json:"step,omitempty"`
+	Verdict *Verdict   `json:"verdict,omitempty"`
+	Reply   *ChatReply `json:"reply,omitempty"`
+	Error   string     `json:"error,omitempty"`
+}
+
+// Route is one route the kernel serves, in State.Routes.
+type Route struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Plugin string `json:"plugin"`
+	Scope  string `json:"scope,omitempty"`
+}
+
+// Field is one field of a Collection.
+type Field struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Required bool   `json:"required,omitempty"`
+	Default  any    `json:"default,omitempty"`
+}
+
+// Collection is a collection of records, in State.Collections.
+type Collection struct {
+	Name   string  `json:"name"`
+	Fields []Field `json:"fields"`
+	Public bool    `json:"public,omitempty"`
+}
+
+// Catalog is the answer of GET /api/catalog: the kernel's keys and points.
+type Catalog struct {
+	Keys   []CatalogKey   `json:"keys"`
+	Points []CatalogPoint `json:"points"`
+}
+
+// KeyMeta is the trust metadata of a key.
+type KeyMeta struct {
+	Description      string `json:"description,omitempty"`
+	MinProviderTrust Trust  `json:"minProviderTrust"`
+	MinConsumerTrust Trust  `json:"minConsumerTrust"`
+}
+
+// CatalogKey is one key of the Catalog.
+type CatalogKey struct {
+	Name     string  `json:"name"`
+	Meta     KeyMeta `json:"meta"`
+	Defined  bool    `json:"defined"`
+	Definer  string  `json:"definer,omitempty"`
+	Provider string  `json:"provider,omitempty"`
+}
+
+// PointMeta is the metadata of a point.
+type PointMeta struct {
+	Description         string `json:"description,omitempty"`
+	MinContributorTrust Trust  `json:"minContributorTrust"`
+}
+
+// CatalogPoint is one point of the Catalog; Contributions names the
+// contributing plugin of each contribution, in order.
+type CatalogPoint struct {
+	Name          string    `json:"name"`
+	Meta          PointMeta `json:"meta"`
+	Definer       string    `json:"definer,omitempty"`
+	Contributions []string  `json:"contributions"`
+}
+
+// ErrorAnswer is the body of every non-2xx JSON answer.
+type ErrorAnswer struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail says what went wrong; Kind is one of the Kind constants.
+type ErrorDetail struct {
+	Message string `json:"message"`
+	Kind    string `json:"kind"`
+}
