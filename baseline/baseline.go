@@ -184,7 +184,7 @@ func errSuffix(e string) string {
 func (b *Baseline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	v, err := b.Kernel.GetValue(smshttp.Key)
 	if err != nil {
-		smshttp.WriteError(w, smshttp.Errorf(smshttp.KindInternal, "the http plugin is not active"))
+		smshttp.WriteError(w, smshttp.NewError(smshttp.KindInternal, "the http plugin is not active"))
 		return
 	}
 	v.(smshttp.Service).ServeHTTP(w, r)
@@ -196,7 +196,7 @@ func (b *Baseline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (b *Baseline) serveApp(w http.ResponseWriter, r *http.Request) {
 	v, err := b.Kernel.GetValue(smshttp.Key)
 	if err != nil {
-		smshttp.WriteError(w, smshttp.Errorf(smshttp.KindInternal, "the http plugin is not active"))
+		smshttp.WriteError(w, smshttp.NewError(smshttp.KindInternal, "the http plugin is not active"))
 		return
 	}
 	v.(smshttp.Service).AppHandler().ServeHTTP(w, r)

@@ -255,12 +255,12 @@ func (p *TenantPool) Resolve(r *http.Request) string {
 func (p *TenantPool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tenant := p.Resolve(r)
 	if tenant == "" {
-		smshttp.WriteError(w, smshttp.Errorf(smshttp.KindValidation,
+		smshttp.WriteError(w, smshttp.NewError(smshttp.KindValidation,
 			"no tenant: send the "+p.opts.Header+" header or use a tenant subdomain such as acme.localhost"))
 		return
 	}
 	if !ValidTenant(tenant) {
-		smshttp.WriteError(w, smshttp.Errorf(smshttp.KindValidation, fmt.Sprintf("invalid tenant id %q", tenant)))
+		smshttp.WriteError(w, smshttp.NewError(smshttp.KindValidation, fmt.Sprintf("invalid tenant id %q", tenant)))
 		return
 	}
 	b, err := p.Get(r.Context(), tenant)

@@ -19,19 +19,20 @@ func (a *admin) agentTurn(ctx context.Context, r *smshttp.Request) (agentloop.Se
 	raw := bodyJSON(r)
 	if raw != nil {
 		if err := json.Unmarshal(raw, &body); err != nil {
-			return nil, body, smshttp.Errorf(smshttp.KindValidation, `the body is {"session":"...","text":"..."}: `+err.Error())
+			return nil, body, smshttp.NewError(smshttp.KindValidation, `the body is {"session":"...","text":"..."}: `+err.Error())
 		}
 	}
 	if body.Session == "" || body.Text == "" {
-		return nil, body, smshttp.Errorf(smshttp.KindValidation, `the body is {"session":"...","text":"..."}, both non-empty`)
+		return nil, body, smshttp.NewError(smshttp.KindValidation, `the body is {"session":"...","text":"..."}, both non-empty`)
 	}
 	if who := smshttp.PrincipalFrom(ctx); who.Authenticated {
 		body.Session = who.Name + "/" + body.Session
 	}
 	svc, err := kernel.Lookup[agentloop.Service](a.ctx, agentloop.Key)
 	if err != nil {
-		return nil, body, smshttp.Errorf(smshttp.KindNotFound,
+		return nil, body, smshttp.NewError(smshttp.KindNotFound,
 			"no chat agent is active: the kernel runs without a model, or the agent plugin is disabled")
+
 	}
 	return svc, body, nil
 }

@@ -33,7 +33,7 @@ func (a *admin) export(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	}
 	t, ok := target[id]
 	if !ok || !t.Installed || t.Trust != kernel.TrustAgent {
-		return nil, smshttp.Errorf(smshttp.KindNotFound, "no agent plugin "+id+" is installed")
+		return nil, smshttp.NewError(smshttp.KindNotFound, "no agent plugin "+id+" is installed")
 	}
 	code, err := a.k.Code(ctx, t.CodeHash)
 	if err != nil {
@@ -57,7 +57,7 @@ func (a *admin) status(_ context.Context, r *smshttp.Request) (*smshttp.Response
 		}
 	}
 	if out.Fiber == nil && len(out.Pending) == 0 {
-		return nil, smshttp.Errorf(smshttp.KindNotFound, "the kernel neither runs nor holds plugin "+id)
+		return nil, smshttp.NewError(smshttp.KindNotFound, "the kernel neither runs nor holds plugin "+id)
 	}
 	return answer(out), nil
 }

@@ -28,7 +28,7 @@ func keepalive(r *smshttp.Request) (time.Duration, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > 60 {
-		return 0, smshttp.Errorf(smshttp.KindValidation, "keepalive must be a whole number of seconds from 1 to 60")
+		return 0, smshttp.NewError(smshttp.KindValidation, "keepalive must be a whole number of seconds from 1 to 60")
 	}
 	return time.Duration(n) * time.Second, nil
 }

@@ -65,11 +65,11 @@ func bodyJSON(r *smshttp.Request) []byte {
 func (a *admin) submit(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
 	raw := bodyJSON(r)
 	if raw == nil {
-		return nil, smshttp.Errorf(smshttp.KindValidation, `the body must be {"manifest":{...},"code":"..."}`)
+		return nil, smshttp.NewError(smshttp.KindValidation, `the body must be {"manifest":{...},"code":"..."}`)
 	}
 	p, err := judge.DecodePlugin(raw)
 	if err != nil {
-		return nil, smshttp.Errorf(smshttp.KindValidation, err.Error())
+		return nil, smshttp.NewError(smshttp.KindValidation, err.Error())
 	}
 	by, err := a.requester(ctx, r)
 	if err != nil {
@@ -80,8 +80,9 @@ func (a *admin) submit(ctx context.Context, r *smshttp.Request) (*smshttp.Respon
 	// the admin's to do.
 	if who := smshttp.PrincipalFrom(ctx); who.Authenticated && !who.Has(smshttp.ScopeAdmin) {
 		if f, ok := a.k.Fiber(p.Manifest.ID); ok && f.Held {
-			return nil, smshttp.Errorf(smshttp.KindForbidden, fmt.Sprintf(
+			return nil, smshttp.NewError(smshttp.KindForbidden, fmt.Sprintf(
 				"%s was disabled by an admin: submitting it anew replaces what an admin stopped, which needs the admin scope", p.Manifest.ID))
+
 		}
 	}
 	v, err := a.judge.Submit(ctx, p.Manifest, p.Code, by)
@@ -105,8 +106,9 @@ func (a *admin) requester(ctx context.Context, r *smshttp.Request) (string, erro
 		return who.Name, nil
 	}
 	if judge.ValidateDecider(by) != nil {
-		return "", smshttp.Errorf(smshttp.KindValidation, fmt.Sprintf(
+		return "", smshttp.NewError(smshttp.KindValidation, fmt.Sprintf(
 			"the %s header must be at most %d bytes of printable UTF-8", adminv1.RequestedByHeader, judge.MaxDeciderBytes))
+
 	}
 	return by, nil
 }
@@ -141,7 +143,7 @@ func (a *admin) decide(approve bool) smshttp.Handler {
 		var d adminv1.Decision
 		if raw := bodyJSON(r); raw != nil {
 			if err := json.Unmarshal(raw, &d); err != nil {
-				return nil, smshttp.Errorf(smshttp.KindValidation, `the body is {"by":"...","codeHash":"..."}: `+err.Error())
+				return nil, smshttp.NewError(smshttp.KindValidation, `the body is {"by":"...","codeHash":"..."}: `+err.Error())
 			}
 		}
 		by, err := a.decider(ctx, r, d.By)
@@ -172,8 +174,9 @@ func (a *admin) decider(ctx context.Context, r *smshttp.Request, by string) (str
 	}
 	who := smshttp.PrincipalFrom(ctx)
 	if who.Authenticated && !who.Has(smshttp.ScopeAdmin) && by != who.Name {
-		return "", smshttp.Errorf(smshttp.KindForbidden, fmt.Sprintf(
+		return "", smshttp.NewError(smshttp.KindForbidden, fmt.Sprintf(
 			"credential %s may decide only as itself, not as %q: only a credential with the admin scope decides on someone's behalf", who.Name, by))
+
 	}
 	return by, nil
 }
@@ -184,14 +187,14 @@ func eventPage(r *smshttp.Request) (int64, int, error) {
 	if s := r.Query["after"]; s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {
-			return 0, 0, smshttp.Errorf(smshttp.KindValidation, "after must be a non-negative integer")
+			return 0, 0, smshttp.NewError(smshttp.KindValidation, "after must be a non-negative integer")
 		}
 		after = n
 	}
 	if s := r.Query["limit"]; s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000 {
-			return 0, 0, smshttp.Errorf(smshttp.KindValidation, "limit must be an integer from 1 to 1000")
+			return 0, 0, smshttp.NewError(smshttp.KindValidation, "limit must be an integer from 1 to 1000")
 		}
 		limit = n
 	}

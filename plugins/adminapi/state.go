@@ -87,7 +87,7 @@ type stateFilter struct {
 func parseStateFilter(q map[string]string) (stateFilter, error) {
 	f := stateFilter{trust: q["trust"]}
 	if f.trust != "" && f.trust != "system" && f.trust != "agent" {
-		return f, smshttp.Errorf(smshttp.KindValidation, fmt.Sprintf("trust %q must be system or agent", f.trust))
+		return f, smshttp.NewError(smshttp.KindValidation, fmt.Sprintf("trust %q must be system or agent", f.trust))
 	}
 	for _, p := range []struct {
 		name string
@@ -99,7 +99,7 @@ func parseStateFilter(q map[string]string) (stateFilter, error) {
 		}
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 0 {
-			return f, smshttp.Errorf(smshttp.KindValidation, fmt.Sprintf("%s %q must be a whole number from 0", p.name, raw))
+			return f, smshttp.NewError(smshttp.KindValidation, fmt.Sprintf("%s %q must be a whole number from 0", p.name, raw))
 		}
 		*p.dst = n
 	}

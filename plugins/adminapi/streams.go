@@ -45,12 +45,14 @@ func (l *streamLimits) acquire(ctx context.Context) (release func(), err error) 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.count >= l.total {
-		return nil, smshttp.Errorf(smshttp.KindTooMany, fmt.Sprintf(
+		return nil, smshttp.NewError(smshttp.KindTooMany, fmt.Sprintf(
 			"the kernel already serves %d streams (event and chat streams together), its limit: retry once one has closed", l.total))
+
 	}
 	if l.open[who] >= l.perCredential {
-		return nil, smshttp.Errorf(smshttp.KindTooMany, fmt.Sprintf(
+		return nil, smshttp.NewError(smshttp.KindTooMany, fmt.Sprintf(
 			"%s already holds %d streams (event and chat streams together), the limit per credential: close one first", who, l.perCredential))
+
 	}
 	l.open[who]++
 	l.count++

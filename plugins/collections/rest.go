@@ -107,9 +107,9 @@ func (s *service) restDelete(ctx context.Context, r *smshttp.Request) (*smshttp.
 func restErr(err error) error {
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return smshttp.Errorf(smshttp.KindNotFound, err.Error())
+		return smshttp.NewError(smshttp.KindNotFound, err.Error())
 	case errors.Is(err, ErrInvalid), errors.Is(err, ErrRejected):
-		return smshttp.Errorf(smshttp.KindValidation, err.Error())
+		return smshttp.NewError(smshttp.KindValidation, err.Error())
 	}
 	return err
 }
@@ -119,8 +119,9 @@ func queryOptions(q map[string]string) (ListOptions, error) {
 	var opts ListOptions
 	if w, ok := q["where"]; ok {
 		if err := json.Unmarshal([]byte(w), &opts.Where); err != nil || opts.Where == nil {
-			return opts, smshttp.Errorf(smshttp.KindValidation,
+			return opts, smshttp.NewError(smshttp.KindValidation,
 				`where must be a JSON object of field values, such as where={"paid":false}`)
+
 		}
 	}
 	for _, p := range []struct {
@@ -134,8 +135,9 @@ func queryOptions(q map[string]string) (ListOptions, error) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < p.min {
-			return opts, smshttp.Errorf(smshttp.KindValidation,
+			return opts, smshttp.NewError(smshttp.KindValidation,
 				fmt.Sprintf("%s must be a whole number from %d, got %q", p.name, p.min, v))
+
 		}
 		*p.dst = n
 	}
@@ -146,7 +148,7 @@ func pathID(r *smshttp.Request) (int64, error) {
 	raw := r.Params["id"]
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id < 1 {
-		return 0, smshttp.Errorf(smshttp.KindValidation, fmt.Sprintf("record id %q must be a whole number from 1", raw))
+		return 0, smshttp.NewError(smshttp.KindValidation, fmt.Sprintf("record id %q must be a whole number from 1", raw))
 	}
 	return id, nil
 }
@@ -154,7 +156,7 @@ func pathID(r *smshttp.Request) (int64, error) {
 func bodyObject(r *smshttp.Request) (map[string]any, error) {
 	m, ok := r.Body.(map[string]any)
 	if !ok {
-		return nil, smshttp.Errorf(smshttp.KindValidation, "the body must be a JSON object of field values")
+		return nil, smshttp.NewError(smshttp.KindValidation, "the body must be a JSON object of field values")
 	}
 	return m, nil
 }

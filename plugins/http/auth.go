@@ -41,10 +41,10 @@ func (s *server) admit(rt *route, who Principal, req *Request) error {
 		return nil
 	}
 	if !who.Authenticated {
-		return Errorf(KindAuth, fmt.Sprintf("%s %s needs Authorization: Bearer <token> with the %s scope", rt.method, rt.path, rt.scope))
+		return NewError(KindAuth, fmt.Sprintf("%s %s needs Authorization: Bearer <token> with the %s scope", rt.method, rt.path, rt.scope))
 	}
 	if !who.Has(rt.scope) {
-		return Errorf(KindForbidden, fmt.Sprintf("credential %s lacks the %s scope that %s %s needs", who.Name, rt.scope, rt.method, rt.path))
+		return NewError(KindForbidden, fmt.Sprintf("credential %s lacks the %s scope that %s %s needs", who.Name, rt.scope, rt.method, rt.path))
 	}
 	return nil
 }

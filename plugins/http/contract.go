@@ -154,8 +154,8 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// Errorf returns an *Error of the given kind.
-func Errorf(kind Kind, msg string) error { return &Error{Kind: kind, Message: msg} }
+// NewError returns an *Error of the given kind with message msg.
+func NewError(kind Kind, msg string) error { return &Error{Kind: kind, Message: msg} }
 
 // KindOf returns the kind of err: an *Error's own kind, or one derived from
 // a kernel error code; anything else is internal.

@@ -112,7 +112,7 @@ func TestErrors(t *testing.T) {
 		smshttp.Route{Method: "GET", Path: "/panic", Handler: func(context.Context, *smshttp.Request) (*smshttp.Response, error) { panic("boom") }},
 		smshttp.Route{Method: "GET", Path: "/fail", Handler: func(context.Context, *smshttp.Request) (*smshttp.Response, error) { return nil, errors.New("db down") }},
 		smshttp.Route{Method: "GET", Path: "/taken", Handler: func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
-			return nil, smshttp.Errorf(smshttp.KindConflict, "already exists")
+			return nil, smshttp.NewError(smshttp.KindConflict, "already exists")
 		}},
 		smshttp.Route{Method: "POST", Path: "/echo", Handler: echo}))
 	cases := []struct {

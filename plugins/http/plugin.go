@@ -117,7 +117,7 @@ func (s *server) validate(plugin string, system bool, item any) error {
 
 func validateAuthenticator(item any) error {
 	if a, ok := item.(Authenticator); !ok || a.Name == "" || a.Authenticate == nil {
-		return Errorf(KindValidation, "an authenticator is http.Authenticator{Name, Authenticate}")
+		return NewError(KindValidation, "an authenticator is http.Authenticator{Name, Authenticate}")
 	}
 	return nil
 }
@@ -129,7 +129,7 @@ type caller struct{}
 // call's context carries, with no secret in it.
 func (caller) Invoke(ctx context.Context, method string, _ []any) (any, error) {
 	if method != "current" {
-		return nil, Errorf(KindNotFound, fmt.Sprintf("caller has no method %q (only current)", method))
+		return nil, NewError(KindNotFound, fmt.Sprintf("caller has no method %q (only current)", method))
 	}
 	p := PrincipalFrom(ctx)
 	out := map[string]any{"authenticated": p.Authenticated}

@@ -47,7 +47,7 @@ func (s *server) AppHandler() http.Handler {
 func (s *server) serve(w http.ResponseWriter, r *http.Request, admin bool) {
 	rt, params := s.routes.match(r.Method, r.URL.Path, s.reserved.covers, admin)
 	if rt == nil {
-		WriteError(w, Errorf(KindNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)))
+		WriteError(w, NewError(KindNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)))
 		return
 	}
 	req := &Request{Method: r.Method, Path: r.URL.Path, Params: params, Query: firsts(r.URL.Query()),
@@ -97,10 +97,10 @@ func call(ctx context.Context, rt *route, req *Request) (resp *Response, err err
 func readBody(r *http.Request) ([]byte, any, error) {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
-		return nil, nil, Errorf(KindValidation, "read request body: "+err.Error())
+		return nil, nil, NewError(KindValidation, "read request body: "+err.Error())
 	}
 	if len(raw) > MaxBodyBytes {
-		return nil, nil, Errorf(KindTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxBodyBytes))
+		return nil, nil, NewError(KindTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxBodyBytes))
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return raw, nil, nil
@@ -111,7 +111,7 @@ func readBody(r *http.Request) ([]byte, any, error) {
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, nil, Errorf(KindValidation, "request body is not valid JSON: "+err.Error())
+		return nil, nil, NewError(KindValidation, "request body is not valid JSON: "+err.Error())
 	}
 	return raw, v, nil
 }

@@ -243,8 +243,9 @@ func (f tokenFinders) inJSON(v any) bool {
 // reliably (a path segment, a body field).
 func (f tokenFinders) refuseTokens(r *http.Request, raw []byte, body any) error {
 	if where := f.carriesToken(r, raw, body); where != "" {
-		return Errorf(KindValidation, fmt.Sprintf(
+		return NewError(KindValidation, fmt.Sprintf(
 			"the request's %s holds a credential: agent routes never receive credentials, send a token only in the Authorization header", where))
+
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ func (s *service) rest(h func(context.Context, string, map[string]any) (*smshttp
 		raw := r.Body
 		if text, isText := raw.(string); isText { // curl -d sends a form content type
 			if err := json.Unmarshal([]byte(text), &raw); err != nil {
-				return nil, smshttp.Errorf(smshttp.KindValidation, "the body is not valid JSON: "+err.Error())
+				return nil, smshttp.NewError(smshttp.KindValidation, "the body is not valid JSON: "+err.Error())
 			}
 		}
 		body, ok := raw.(map[string]any)
@@ -60,7 +60,7 @@ func (s *service) rest(h func(context.Context, string, map[string]any) (*smshttp
 			body, ok = map[string]any{}, true
 		}
 		if !ok {
-			return nil, smshttp.Errorf(smshttp.KindValidation, "the body must be a JSON object")
+			return nil, smshttp.NewError(smshttp.KindValidation, "the body must be a JSON object")
 		}
 		op := s.contextOf(ctx)
 		op.Sudo = false
@@ -234,15 +234,15 @@ func (s *service) restUnlink(ctx context.Context, model string, body map[string]
 func restErr(err error) error {
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return smshttp.Errorf(smshttp.KindNotFound, err.Error())
+		return smshttp.NewError(smshttp.KindNotFound, err.Error())
 	case errors.Is(err, ErrInvalid), errors.Is(err, ErrRejected):
-		return smshttp.Errorf(smshttp.KindValidation, err.Error())
+		return smshttp.NewError(smshttp.KindValidation, err.Error())
 	case errors.Is(err, ErrForbidden):
-		return smshttp.Errorf(smshttp.KindForbidden, err.Error())
+		return smshttp.NewError(smshttp.KindForbidden, err.Error())
 	case errors.Is(err, ErrConflict):
-		return smshttp.Errorf(smshttp.KindConflict, err.Error())
+		return smshttp.NewError(smshttp.KindConflict, err.Error())
 	case errors.Is(err, ErrBusy):
-		return smshttp.Errorf(smshttp.KindTooMany, err.Error())
+		return smshttp.NewError(smshttp.KindTooMany, err.Error())
 	}
 	return err
 }
