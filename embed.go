@@ -1,7 +1,7 @@
-// Package sms carries the files the binaries need outside a checkout of
-// this repository: the CRDs and the webhook configuration `manager dev`
-// installs, the samples it points people at, the scripted demo model's
-// turns, and the script that builds kube-apiserver and etcd.
+// The files the binaries embed: the CRDs and the webhook configuration
+// `manager dev` installs, the samples it points people at, the scripted
+// demo model's turns, and the script that builds kube-apiserver and etcd.
+
 package sms
 
 import "embed"
