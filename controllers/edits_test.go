@@ -178,7 +178,7 @@ func (w *world) kernelToken(tenant string) string {
 	w.t.Helper()
 	var sec corev1.Secret
 	w.must(w.admin.Get(context.Background(), w.key(controllers.AdminTokenSecretName(tenant)), &sec))
-	return string(sec.Data["token"])
+	return string(sec.Data[smsv1.SecretKeyToken])
 }
 
 // reinstaller reinstalls agent.notes just before the operator's first

@@ -31,9 +31,9 @@ func manifestOf(p *smsv1.Plugin) (kernel.Manifest, error) {
 	return m, nil
 }
 
-// submissionKey identifies a submission (manifest and code) so the same
+// submissionID identifies a submission (manifest and code) so the same
 // one is never submitted twice.
-func submissionKey(p judge.Plugin) string {
+func submissionID(p judge.Plugin) string {
 	raw, _ := json.Marshal(p)
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:16])

@@ -140,7 +140,7 @@ func (m *tenantSync) mirror(ctx context.Context, p *smsv1.Plugin, c kernelCopy) 
 	}
 	obj.Labels[smsv1.LabelOrigin] = string(smsv1.OriginAgent)
 	obj.Annotations = map[string]string{smsv1.AnnotationRequestedBy: by,
-		smsv1.AnnotationKernelSubmission: submissionKey(jp), smsv1.AnnotationKernelCode: hash,
+		smsv1.AnnotationKernelSubmission: submissionID(jp), smsv1.AnnotationKernelCode: hash,
 		smsv1.AnnotationKernelEnabled:   strconv.FormatBool(enabled),
 		smsv1.AnnotationKernelInstalled: strconv.FormatBool(c.fiber != nil)}
 	obj.Spec.Enabled = &want

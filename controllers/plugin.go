@@ -163,7 +163,7 @@ func (r *PluginReconciler) begin(ctx context.Context, p *smsv1.Plugin) (*run, er
 	if err != nil {
 		return nil, err
 	}
-	rn := &run{kc: kc, p: p, plug: plug, hash: kernel.HashCode([]byte(plug.Code)), key: submissionKey(plug)}
+	rn := &run{kc: kc, p: p, plug: plug, hash: kernel.HashCode([]byte(plug.Code)), key: submissionID(plug)}
 	rn.edits = personEdits(p, rn.key)
 	if rn.view, err = r.view(ctx, kc, p.Spec.ID); err != nil {
 		return nil, r.unreachable(p, err)

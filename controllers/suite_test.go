@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/internal/operator"
 	"github.com/sms-baseline/sms/controllers"
+	"github.com/sms-baseline/sms/internal/operator"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
@@ -230,7 +230,7 @@ func (w *world) kernel(tenant string) *adminv1.Client {
 	w.must(w.admin.Get(context.Background(), w.key(tenant), &t))
 	var s corev1.Secret
 	w.must(w.admin.Get(context.Background(), w.key(controllers.AdminTokenSecretName(tenant)), &s))
-	return adminv1.New(t.Status.AdminEndpoint, string(s.Data["token"]), nil)
+	return adminv1.New(t.Status.AdminEndpoint, string(s.Data[smsv1.SecretKeyToken]), nil)
 }
 
 // chatKernel returns a client of the tenant's kernel with the chat
@@ -241,7 +241,7 @@ func (w *world) chatKernel(tenant string) *adminv1.Client {
 	w.must(w.admin.Get(context.Background(), w.key(tenant), &t))
 	var s corev1.Secret
 	w.must(w.admin.Get(context.Background(), w.key(t.Status.ChatTokenSecret), &s))
-	return adminv1.New(t.Status.AdminEndpoint, string(s.Data["token"]), nil)
+	return adminv1.New(t.Status.AdminEndpoint, string(s.Data[smsv1.SecretKeyToken]), nil)
 }
 
 // user returns a client for a user with the given verbs on plugins and

@@ -169,7 +169,7 @@ type TenantStatus struct {
 	// should read it; people approve through Approval objects.
 	// +optional
 	AdminTokenSecret string `json:"adminTokenSecret,omitempty"`
-	// ChatTokenSecret names the Secret (key "token") holding the
+	// ChatTokenSecret names the Secret (key "token": SecretKeyToken) holding the
 	// credential people use with kubectl sms: read and chat, never approve.
 	// +optional
 	ChatTokenSecret string `json:"chatTokenSecret,omitempty"`

@@ -204,7 +204,7 @@ func (l *Local) config(dir string, spec Spec) (kernelcmd.Config, error) {
 		into *string
 	}{
 		{"admin-token", []byte(spec.AdminToken), &cfg.TokenFile},
-		{"tokens.csv", spec.ChatTokenAuth, &cfg.TokenAuthFile},
+		{smsv1.SecretKeyTokenAuth, spec.ChatTokenAuth, &cfg.TokenAuthFile},
 		{"model-key", []byte(spec.ModelKey), &cfg.Model.KeyFile},
 		{"model-script.json", spec.ModelScript, &cfg.Model.Script},
 	}
