@@ -136,9 +136,9 @@ func waitingFor(reason string) func(*smsv1.Plugin) {
 // produced. It failed on the reasons this check removed (Submitted,
 // Applied, KernelRefused).
 func TestEveryReasonIsUsed(t *testing.T) {
-	reasons := declaredReasons(t, filepath.Join("..", "..", "..", "api", "v1", "conditions.go"))
+	reasons := declaredReasons(t, filepath.Join("..", "api", "v1", "conditions.go"))
 	var src, tests []string
-	for _, dir := range []string{".", filepath.Join("..", "webhook")} {
+	for _, dir := range []string{".", filepath.Join("..", "internal", "operator", "webhook")} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
