@@ -191,7 +191,8 @@ func (r *ApprovalReconciler) denyLate(ctx context.Context, c approvalCall, t *sm
 	a := c.a
 	if !deciding(a) {
 		// Recorded before the kernel hears of it, so a Plugin that sees
-		// the request gone knows a denial is on its way (see settled).
+		// the request gone knows a denial is on its way (see
+		// PluginReconciler.settled).
 		msg := fmt.Sprintf("no decision within the approval TTL of %s: denying it", ttl)
 		c.o.set(approvalWaiting, smsv1.ReasonTTLExpired, msg)
 		return ctrl.Result{RequeueAfter: time.Second}, nil // the status change requeues it first

@@ -181,4 +181,3 @@ func (r *PluginReconciler) createApproval(ctx context.Context, p *smsv1.Plugin, 
 // errNamesTaken means every name createApproval tried was taken by an
 // Approval that does not answer the request.
 var errNamesTaken = errors.New("no free approval name")
-

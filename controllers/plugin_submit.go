@@ -154,4 +154,3 @@ func pendingFor(s adminv1.PluginStatus, id, hash string) *judge.Approval {
 	}
 	return nil
 }
-
