@@ -35,6 +35,6 @@
 // and the mirror applies only what differs from what it last copied.
 // Events from each kernel's stream wake what they concern (its Plugins,
 // through field indexes (index.go), its Tenant and its Mirror), so
-// nothing polls a kernel; the resync of tenants and mirrors is a safety
-// net.
+// nothing polls a kernel; the tenants' resync, one health check of each
+// kernel, is a safety net.
 package controllers

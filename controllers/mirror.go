@@ -63,6 +63,9 @@ func (c kernelCopy) enabled() bool { return c.fiber == nil || c.fiber.Enabled }
 
 // Reconcile implements reconcile.Reconciler for one Tenant: it mirrors
 // the agent plugins of the tenant's kernel, once the Tenant is ready.
+// What wakes it (an event of the kernel's stream, the stream reopening,
+// the Tenant turning ready or moving, one of its Plugins changing) is
+// what can change the mirror; nothing polls.
 func (m *Mirror) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var t smsv1.Tenant
 	if err := m.Client.Get(ctx, req.NamespacedName, &t); err != nil {
@@ -79,13 +82,18 @@ func (m *Mirror) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 	defer cancel()
 	state, err := kc.State(probe)
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("read the kernel of tenant %s: %w", t.Name, err)
+		// The Tenant reports its kernel's health; this tries again soon.
+		log.FromContext(ctx).V(1).Info("Kernel state unreadable; mirroring later", "tenant", t.Name, "error", err)
+		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
 	}
 	if err := m.Sync(ctx, &t, kc, state); err != nil {
 		log.FromContext(ctx).Error(err, "Mirror agent plugins", "tenant", t.Name)
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
-	return ctrl.Result{RequeueAfter: m.poll()}, nil
+	// No resync: an idle kernel is asked nothing more than its Tenant's
+	// health check. Its event stream, and the stream reopening after it
+	// was down, wake this.
+	return ctrl.Result{}, nil
 }
 
 // Sync mirrors the kernel's agent plugins into tenant t's namespace.
