@@ -52,9 +52,9 @@ func (o *approvalObservation) set(state approvalState, reason, msg string) {
 // observed o. It reads a and writes nothing.
 func approvalStatus(a *smsv1.Approval, o *approvalObservation) smsv1.ApprovalStatus {
 	s := *a.Status.DeepCopy()
-	conds, gen := &s.Conditions, a.Generation
-	set := func(typ string, ok bool, reason, msg string) { setCondition(conds, gen, typ, ok, reason, msg) }
+	set := conditions{&s.Conditions, a.Generation}.set
 	switch o.state {
+	case approvalUnchanged: // the conditions stay as they were
 	case approvalExpired, approvalSelf:
 		set(smsv1.ConditionExpired, true, o.reason, o.msg)
 		set(smsv1.ConditionApproved, false, o.reason, o.msg)
@@ -86,6 +86,6 @@ func approvalStatus(a *smsv1.Approval, o *approvalObservation) smsv1.ApprovalSta
 	if o.state == approvalApproved || o.state == approvalDenied || o.state == approvalTimedOut {
 		s.DecidedBy, s.DecidedAt = o.by, o.at
 	}
-	s.ObservedGeneration = gen
+	s.ObservedGeneration = a.Generation
 	return s
 }

@@ -136,33 +136,40 @@ type readiness struct {
 	reason, msg string
 }
 
-// setCondition sets condition typ of conds, observed at generation gen.
-func setCondition(conds *[]metav1.Condition, gen int64, typ string, ok bool, reason, msg string) {
+// conditions are one object's conditions, set as observed at one
+// generation.
+type conditions struct {
+	list *[]metav1.Condition
+	gen  int64
+}
+
+// set sets condition typ.
+func (c conditions) set(typ string, ok bool, reason, msg string) {
 	status := metav1.ConditionFalse
 	if ok {
 		status = metav1.ConditionTrue
 	}
-	meta.SetStatusCondition(conds, metav1.Condition{Type: typ, Status: status, Reason: reason,
-		Message: msg, ObservedGeneration: gen})
+	meta.SetStatusCondition(c.list, metav1.Condition{Type: typ, Status: status, Reason: reason,
+		Message: msg, ObservedGeneration: c.gen})
 }
 
 // setProgress sets Ready from r and kstatus's Reconciling and Stalled
 // from Ready and err, with Ready's reason: Ready (or paused) is neither;
 // a terminalError is Stalled, whatever its reason; anything else is
 // Reconciling, retried until it resolves.
-func setProgress(conds *[]metav1.Condition, gen int64, r readiness, err error) {
+func setProgress(c conditions, r readiness, err error) {
 	ready, reconciling, stalled := smsv1.ConditionReady, smsv1.ConditionReconciling, smsv1.ConditionStalled
-	setCondition(conds, gen, ready, r.ok, r.reason, r.msg)
+	c.set(ready, r.ok, r.reason, r.msg)
 	var term *terminalError
 	switch {
 	case r.ok || r.paused:
-		setCondition(conds, gen, reconciling, false, r.reason, "")
-		setCondition(conds, gen, stalled, false, r.reason, "")
+		c.set(reconciling, false, r.reason, "")
+		c.set(stalled, false, r.reason, "")
 	case errors.As(err, &term):
-		setCondition(conds, gen, reconciling, false, r.reason, "")
-		setCondition(conds, gen, stalled, true, r.reason, r.msg)
+		c.set(reconciling, false, r.reason, "")
+		c.set(stalled, true, r.reason, r.msg)
 	default:
-		setCondition(conds, gen, reconciling, true, r.reason, r.msg)
-		setCondition(conds, gen, stalled, false, r.reason, "")
+		c.set(reconciling, true, r.reason, r.msg)
+		c.set(stalled, false, r.reason, "")
 	}
 }

@@ -65,11 +65,11 @@ func pluginStatus(p *smsv1.Plugin, o *pluginObservation, err error) smsv1.Plugin
 		var term *terminalError
 		if errors.As(err, &term) || meta.FindStatusCondition(s.Conditions, smsv1.ConditionJudged) == nil {
 			// A wait leaves the last verdict's Judged; an invalid spec is judged.
-			setCondition(&s.Conditions, gen, smsv1.ConditionJudged, false, r.reason, r.msg)
+			conditions{&s.Conditions, gen}.set(smsv1.ConditionJudged, false, r.reason, r.msg)
 		}
 	}
 	if ok {
-		setProgress(&s.Conditions, gen, r, err)
+		setProgress(conditions{&s.Conditions, gen}, r, err)
 	}
 	s.Origin = smsv1.OriginGit
 	if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) {
@@ -105,22 +105,22 @@ func verdictOutcome(o *pluginObservation) error {
 // verdictConditions sets Judged, Approved, Mounted and the approval
 // reference from the verdict and the fiber, and returns Ready.
 func verdictConditions(s *smsv1.PluginStatus, gen int64, o *pluginObservation, enabled bool) readiness {
-	v, conds := *o.verdict, &s.Conditions
+	v, c := *o.verdict, conditions{&s.Conditions, gen}
 	switch v.Status {
 	case judge.StatusMounted:
-		setCondition(conds, gen, smsv1.ConditionJudged, true, smsv1.ReasonMounted, "the judge mounted version "+v.Version)
+		c.set(smsv1.ConditionJudged, true, smsv1.ReasonMounted, "the judge mounted version "+v.Version)
 		if o.approved {
-			setCondition(conds, gen, smsv1.ConditionApproved, true, smsv1.ReasonApproved, "approved by a human")
+			c.set(smsv1.ConditionApproved, true, smsv1.ReasonApproved, "approved by a human")
 		} else {
-			setCondition(conds, gen, smsv1.ConditionApproved, true, smsv1.ReasonNotRequired, "no sensitive scope or point")
+			c.set(smsv1.ConditionApproved, true, smsv1.ReasonNotRequired, "no sensitive scope or point")
 		}
 	case judge.StatusPending:
-		setCondition(conds, gen, smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, v.Reason)
-		setCondition(conds, gen, smsv1.ConditionApproved, false, smsv1.ReasonPendingApproval, v.Reason)
+		c.set(smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, v.Reason)
+		c.set(smsv1.ConditionApproved, false, smsv1.ReasonPendingApproval, v.Reason)
 	default:
 		reason, msg := rejection(v)
-		setCondition(conds, gen, smsv1.ConditionJudged, false, reason, msg)
-		setCondition(conds, gen, smsv1.ConditionApproved, false, reason, msg)
+		c.set(smsv1.ConditionJudged, false, reason, msg)
+		c.set(smsv1.ConditionApproved, false, reason, msg)
 	}
 	switch {
 	case v.Status != judge.StatusPending:
@@ -128,7 +128,7 @@ func verdictConditions(s *smsv1.PluginStatus, gen int64, o *pluginObservation, e
 	case o.approval != nil:
 		s.ApprovalRef = o.approval
 	}
-	return mountedConditions(s, gen, v, o.fiber, enabled)
+	return mountedConditions(c, v, o.fiber, fiberWant{codeHash: s.CodeHash, enabled: enabled})
 }
 
 // deniedConditions reports a submission whose code a human (or the TTL)
@@ -138,9 +138,10 @@ func deniedConditions(s *smsv1.PluginStatus, gen int64, o *pluginObservation) re
 	s.CodeHash = o.hash
 	s.Verdict = &smsv1.Verdict{Result: string(judge.StatusRejected), Gate: judge.GateApproval, Message: msg}
 	s.ApprovalRef = nil
-	setCondition(&s.Conditions, gen, smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, "the policy asked for a human's approval")
-	setCondition(&s.Conditions, gen, smsv1.ConditionApproved, false, smsv1.ReasonDenied, msg)
-	mountedConditions(s, gen, judge.Verdict{Status: judge.StatusRejected, Gate: judge.GateApproval}, o.fiber, false)
+	c := conditions{&s.Conditions, gen}
+	c.set(smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, "the policy asked for a human's approval")
+	c.set(smsv1.ConditionApproved, false, smsv1.ReasonDenied, msg)
+	mountedConditions(c, judge.Verdict{Status: judge.StatusRejected, Gate: judge.GateApproval}, o.fiber, fiberWant{codeHash: s.CodeHash})
 	return readiness{reason: smsv1.ReasonDenied, msg: msg}
 }
 
@@ -152,37 +153,42 @@ func denialMessage(a *smsv1.Approval) string {
 	return "approval " + a.Name + " denied"
 }
 
+// fiberWant is what the Plugin asks of its fiber: the code hash of its
+// submission, and spec.enabled.
+type fiberWant struct {
+	codeHash string
+	enabled  bool
+}
+
 // mountedConditions sets Mounted from the fiber (an older version may
-// keep serving while new code waits or was refused) and returns Ready;
-// enabled is spec.enabled.
-func mountedConditions(s *smsv1.PluginStatus, gen int64, v judge.Verdict, f kernel.FiberView, enabled bool) readiness {
-	conds := &s.Conditions
-	current := f.ID != "" && f.CodeHash == s.CodeHash
+// keep serving while new code waits or was refused) and returns Ready.
+func mountedConditions(c conditions, v judge.Verdict, f kernel.FiberView, want fiberWant) readiness {
+	current := f.ID != "" && f.CodeHash == want.codeHash
 	switch {
 	case f.ID == "":
-		setCondition(conds, gen, smsv1.ConditionMounted, false, notMountedReason(v), "not installed in the kernel")
+		c.set(smsv1.ConditionMounted, false, notMountedReason(v), "not installed in the kernel")
 	case !f.Enabled:
-		setCondition(conds, gen, smsv1.ConditionMounted, false, smsv1.ReasonDisabled, "installed and disabled")
+		c.set(smsv1.ConditionMounted, false, smsv1.ReasonDisabled, "installed and disabled")
 	case f.State == kernel.StateFailed:
-		setCondition(conds, gen, smsv1.ConditionMounted, false, smsv1.ReasonFailed, f.Error)
+		c.set(smsv1.ConditionMounted, false, smsv1.ReasonFailed, f.Error)
 	case f.State != kernel.StateActive:
-		setCondition(conds, gen, smsv1.ConditionMounted, false, smsv1.ReasonDependencyMissing, "the plugin is "+string(f.State)+": a dependency is missing")
+		c.set(smsv1.ConditionMounted, false, smsv1.ReasonDependencyMissing, "the plugin is "+string(f.State)+": a dependency is missing")
 	case current:
-		setCondition(conds, gen, smsv1.ConditionMounted, true, smsv1.ReasonMounted, "version "+f.Version+" is active")
+		c.set(smsv1.ConditionMounted, true, smsv1.ReasonMounted, "version "+f.Version+" is active")
 	default:
-		setCondition(conds, gen, smsv1.ConditionMounted, true, smsv1.ReasonMounted, fmt.Sprintf("version %s (%s) keeps serving until the new code mounts", f.Version, shortHash(f.CodeHash)))
+		c.set(smsv1.ConditionMounted, true, smsv1.ReasonMounted, fmt.Sprintf("version %s (%s) keeps serving until the new code mounts", f.Version, shortHash(f.CodeHash)))
 	}
 	switch {
-	case current && !enabled && !f.Enabled:
+	case current && !want.enabled && !f.Enabled:
 		return readiness{ok: true, reason: smsv1.ReasonDisabled, msg: "installed and disabled, as the spec says"}
 	case current && f.Enabled && f.State == kernel.StateActive:
 		return readiness{ok: true, reason: smsv1.ReasonMounted, msg: "version " + f.Version + " is active"}
 	}
-	c := meta.FindStatusCondition(*conds, smsv1.ConditionMounted)
+	from := meta.FindStatusCondition(*c.list, smsv1.ConditionMounted)
 	if v.Status != judge.StatusMounted {
-		c = meta.FindStatusCondition(*conds, smsv1.ConditionApproved)
+		from = meta.FindStatusCondition(*c.list, smsv1.ConditionApproved)
 	}
-	return readiness{reason: c.Reason, msg: c.Message}
+	return readiness{reason: from.Reason, msg: from.Message}
 }
 
 func notMountedReason(v judge.Verdict) string {

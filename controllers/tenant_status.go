@@ -45,7 +45,7 @@ func tenantStatus(t *smsv1.Tenant, o *tenantObservation, err error) smsv1.Tenant
 		r, ok = readiness{ok: true, reason: smsv1.ReasonKernelReady, msg: fmt.Sprintf("kernel %s serves at %s", o.state.Kernel, o.kernel.Endpoint)}, true
 	}
 	if ok {
-		setProgress(&s.Conditions, t.Generation, r, err)
+		setProgress(conditions{&s.Conditions, t.Generation}, r, err)
 	}
 	if observed(err) {
 		s.ObservedGeneration = t.Generation
