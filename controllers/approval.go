@@ -33,8 +33,10 @@ type ApprovalReconciler struct {
 // +kubebuilder:rbac:groups=sms.dev,resources=approvals,verbs=get;list;watch
 // +kubebuilder:rbac:groups=sms.dev,resources=approvals/status,verbs=patch
 
-// Reconcile implements reconcile.Reconciler.
-func (r *ApprovalReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// Reconcile implements reconcile.Reconciler: the phases (reconcile, or
+// supersede once decided) fill an observation, and one deferred status
+// patch writes what approvalStatus makes of it.
+func (r *ApprovalReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	var a smsv1.Approval
 	if err := r.Client.Get(ctx, req.NamespacedName, &a); err != nil {
 		return ctrl.Result{}, ignoreNotFound(err)
@@ -45,22 +47,21 @@ func (r *ApprovalReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	wasFinal := final(&a)
 	before := a.DeepCopy()
 	o := &approvalObservation{}
-	var res ctrl.Result
-	var err error
+	defer func() {
+		a.Status = approvalStatus(before, o)
+		if perr := r.patchStatus(ctx, before, &a, !equality.Semantic.DeepEqual(before.Status, a.Status)); perr != nil {
+			res, retErr = ctrl.Result{}, perr
+			return
+		}
+		if !wasFinal && final(&a) {
+			c := meta.FindStatusCondition(a.Status.Conditions, smsv1.ConditionReady)
+			r.event(&a, c.Reason != smsv1.ReasonApproved, c.Reason, c.Message)
+		}
+	}()
 	if wasFinal {
-		err = r.supersede(ctx, &a, o)
-	} else {
-		res, err = r.reconcile(ctx, &a, o)
+		return ctrl.Result{}, r.supersede(ctx, &a, o)
 	}
-	a.Status = approvalStatus(before, o)
-	if perr := r.patchStatus(ctx, before, &a, !equality.Semantic.DeepEqual(before.Status, a.Status)); perr != nil {
-		return ctrl.Result{}, perr
-	}
-	if !wasFinal && final(&a) {
-		c := meta.FindStatusCondition(a.Status.Conditions, smsv1.ConditionReady)
-		r.event(&a, c.Reason != smsv1.ReasonApproved, c.Reason, c.Message)
-	}
-	return res, err
+	return r.reconcile(ctx, &a, o)
 }
 
 // codeHashOf is the hash of the code the Plugin asks for: its inline

@@ -43,8 +43,8 @@ func (e *terminalError) Error() string { return e.err.Error() }
 func (e *terminalError) Unwrap() error { return e.err }
 
 // invalidSpec is the terminal error of a spec the operator cannot act on.
-func invalidSpec(reason string, err error) error {
-	return &terminalError{reason: reason, err: err}
+func invalidSpec(err error) error {
+	return &terminalError{reason: smsv1.ReasonInvalidSpec, err: err}
 }
 
 // stalledBy is the terminal error of a verdict the status records.

@@ -88,7 +88,7 @@ func TestPluginConditions(t *testing.T) {
 			want: "Ready=F/ReferenceNotFound Reconciling=T Stalled=F"},
 		{name: "kernel unreachable", set: failing(unreachable(fmt.Errorf("refused"))),
 			want: "Ready=F/KernelUnreachable Reconciling=T Stalled=F"},
-		{name: "invalid spec", set: failing(invalidSpec(smsv1.ReasonInvalidSpec, errors.New("bad"))),
+		{name: "invalid spec", set: failing(invalidSpec(errors.New("bad"))),
 			want: "Judged=F/InvalidSpec Ready=F/InvalidSpec Reconciling=F Stalled=T"},
 	}
 	for _, tt := range tests {

@@ -190,7 +190,7 @@ func (r *PluginReconciler) tenantKernel(ctx context.Context, p *smsv1.Plugin) (*
 func (r *PluginReconciler) plugin(ctx context.Context, p *smsv1.Plugin) (judge.Plugin, error) {
 	m, err := manifestOf(p)
 	if err != nil {
-		return judge.Plugin{}, invalidSpec(smsv1.ReasonInvalidSpec, err)
+		return judge.Plugin{}, invalidSpec(err)
 	}
 	if p.Spec.Code != nil {
 		return judge.Plugin{Manifest: m, Code: *p.Spec.Code}, nil
@@ -203,7 +203,7 @@ func (r *PluginReconciler) plugin(ctx context.Context, p *smsv1.Plugin) (judge.P
 		if ref != nil {
 			err = errors.New("spec.codeFrom: an agent-made plugin's code is mirrored inline; edit spec.code instead")
 		}
-		return judge.Plugin{}, invalidSpec(smsv1.ReasonInvalidSpec, err)
+		return judge.Plugin{}, invalidSpec(err)
 	}
 	var cm corev1.ConfigMap // from the API server: the cache holds only labelled ConfigMaps
 	if err := r.reader().Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ref.Name}, &cm); err != nil {

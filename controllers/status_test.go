@@ -73,7 +73,7 @@ func testPluginMapping(t *testing.T) {
 		{name: "kernel unreachable after the verdict", err: unreachable(errors.New("connection refused")),
 			obs:  &pluginObservation{hash: testHash, id: "s1", verdict: &mounted, fiber: active},
 			want: "Judged=T/Mounted Ready=F/KernelUnreachable Reconciling=T Stalled=F gen=old error verdict=mounted"},
-		{name: "invalid spec", obs: &pluginObservation{}, err: invalidSpec(smsv1.ReasonInvalidSpec, errors.New("bad")),
+		{name: "invalid spec", obs: &pluginObservation{}, err: invalidSpec(errors.New("bad")),
 			want: "Judged=F/InvalidSpec Ready=F/InvalidSpec Reconciling=F Stalled=T/InvalidSpec gen=new terminal"},
 		{name: "rejected", obs: lintObs, err: verdictOutcome(lintObs),
 			want: "Judged=F/GateLint Ready=F/GateLint Reconciling=F Stalled=T/GateLint gen=new ok verdict=rejected"},
@@ -118,20 +118,20 @@ func testTenantMapping(t *testing.T) {
 		err  error
 		want string
 	}{
-		{name: "ready", obs: &tenantObservation{kernel: running, state: state}, res: ctrl.Result{RequeueAfter: testPoll},
+		{name: "ready", obs: &tenantObservation{runtime: running, state: state}, res: ctrl.Result{RequeueAfter: testPoll},
 			want: "Ready=T/KernelReady Reconciling=F Stalled=F gen=new requeue=1h0m0s mounted=1 failed=1"},
-		{name: "suspended", obs: &tenantObservation{kernel: &kernelruntime.Status{}, suspended: true},
+		{name: "suspended", obs: &tenantObservation{runtime: &kernelruntime.Status{}, suspended: true},
 			want: "Ready=F/Suspended Reconciling=F/Suspended Stalled=F/Suspended gen=new ok"},
 		{name: "a referenced Secret is missing", obs: &tenantObservation{}, err: waitFor(smsv1.ReasonReferenceNotFound, "secret k does not exist"),
 			want: "Ready=F/ReferenceNotFound Reconciling=T/ReferenceNotFound Stalled=F gen=new requeue=1h0m0s"},
-		{name: "invalid spec", obs: &tenantObservation{}, err: invalidSpec(smsv1.ReasonInvalidSpec, errors.New("scripted needs a script")),
+		{name: "invalid spec", obs: &tenantObservation{}, err: invalidSpec(errors.New("scripted needs a script")),
 			want: "Ready=F/InvalidSpec Reconciling=F Stalled=T/InvalidSpec gen=new terminal"},
 		{name: "the runtime failed", obs: &tenantObservation{}, err: &retryError{reason: smsv1.ReasonKernelStarting, err: errors.New("already exists")},
 			want: "Ready=F/KernelStarting Reconciling=T/KernelStarting Stalled=F/KernelStarting gen=old error"},
-		{name: "the pod is starting", obs: &tenantObservation{kernel: &kernelruntime.Status{}},
+		{name: "the pod is starting", obs: &tenantObservation{runtime: &kernelruntime.Status{}},
 			err:  &waitError{reason: smsv1.ReasonKernelStarting, msg: "pod pending", after: 2 * time.Second},
 			want: "Ready=F/KernelStarting Reconciling=T Stalled=F gen=new requeue=2s"},
-		{name: "the kernel does not answer", obs: &tenantObservation{kernel: running},
+		{name: "the kernel does not answer", obs: &tenantObservation{runtime: running},
 			err:  &waitError{reason: smsv1.ReasonKernelUnreachable, msg: "timeout", after: 2 * time.Second},
 			want: "Ready=F/KernelUnreachable Reconciling=T Stalled=F gen=new requeue=2s"},
 	}
@@ -145,8 +145,8 @@ func testTenantMapping(t *testing.T) {
 			if s.Plugins != nil {
 				got += fmt.Sprintf(" mounted=%d failed=%d", s.Plugins.Mounted, s.Plugins.Failed)
 			}
-			if tt.obs.kernel != nil && s.Endpoint != tt.obs.kernel.Endpoint {
-				t.Errorf("endpoint %q, want %q", s.Endpoint, tt.obs.kernel.Endpoint)
+			if tt.obs.runtime != nil && s.Endpoint != tt.obs.runtime.Endpoint {
+				t.Errorf("endpoint %q, want %q", s.Endpoint, tt.obs.runtime.Endpoint)
 			}
 			check(t, got, tt.want)
 		})

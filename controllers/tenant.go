@@ -94,13 +94,13 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant, o *te
 		return ctrl.Result{}, waitFor(smsv1.ReasonReferenceNotFound, err.Error())
 	case err != nil:
 		r.unwatch(key)
-		return ctrl.Result{}, invalidSpec(smsv1.ReasonInvalidSpec, err)
+		return ctrl.Result{}, invalidSpec(err)
 	}
 	st, err := r.Runtime.Ensure(ctx, spec)
 	if err != nil {
 		return ctrl.Result{}, &retryError{reason: smsv1.ReasonKernelStarting, err: err}
 	}
-	o.kernel, o.adminSecret, o.chatSecret = &st, spec.AdminTokenSecret, spec.ChatTokenSecret
+	o.runtime, o.adminSecret, o.chatSecret = &st, spec.AdminTokenSecret, spec.ChatTokenSecret
 	if t.Spec.Suspend || !st.Running {
 		r.unwatch(key)
 	}

@@ -13,9 +13,9 @@ import (
 // fill it and write nothing else; tenantStatus maps it and the
 // reconcile's error to the status, once.
 type tenantObservation struct {
-	// kernel is where the runtime runs the tenant's kernel; nil until
-	// the runtime answered.
-	kernel *kernelruntime.Status
+	// runtime is where the runtime runs the tenant's kernel; nil until
+	// it answered.
+	runtime *kernelruntime.Status
 	// adminSecret and chatSecret name the tenant's credential Secrets.
 	adminSecret, chatSecret string
 	// suspended: the spec suspends the tenant and the runtime stopped
@@ -31,7 +31,7 @@ type tenantObservation struct {
 // Tenant reconciler patches what it returns.
 func tenantStatus(t *smsv1.Tenant, o *tenantObservation, err error) smsv1.TenantStatus {
 	s := *t.Status.DeepCopy()
-	if k := o.kernel; k != nil {
+	if k := o.runtime; k != nil {
 		s.Endpoint, s.AdminEndpoint = k.Endpoint, k.AdminEndpoint
 		s.AdminTokenSecret, s.ChatTokenSecret = o.adminSecret, o.chatSecret
 	}
@@ -40,9 +40,9 @@ func tenantStatus(t *smsv1.Tenant, o *tenantObservation, err error) smsv1.Tenant
 	case ok:
 	case o.suspended:
 		r, ok = readiness{paused: true, reason: smsv1.ReasonSuspended, msg: "the tenant is suspended; its data is kept"}, true
-	case o.state != nil && o.kernel != nil:
+	case o.state != nil && o.runtime != nil:
 		countPlugins(&s, *o.state)
-		r, ok = readiness{ok: true, reason: smsv1.ReasonKernelReady, msg: fmt.Sprintf("kernel %s serves at %s", o.state.Kernel, o.kernel.Endpoint)}, true
+		r, ok = readiness{ok: true, reason: smsv1.ReasonKernelReady, msg: fmt.Sprintf("kernel %s serves at %s", o.state.Kernel, o.runtime.Endpoint)}, true
 	}
 	if ok {
 		setProgress(conditions{&s.Conditions, t.Generation}, r, err)
