@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/internal/kernelcmd"
 	"github.com/sms-baseline/sms/controllers"
+	"github.com/sms-baseline/sms/internal/kernelcmd"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 )
 
