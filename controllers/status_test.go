@@ -27,7 +27,10 @@ const testPoll = time.Hour
 // or stayed (gen=old), and what controller-runtime is told (ok, requeue
 // after a duration, an error retried with backoff, a terminal error). It
 // needs no API server. Stalled comes from the error's type alone: the
-// same reason behind a wait is Reconciling.
+// same verdict without its terminal error is Reconciling. Seen failing
+// with observedGeneration moved whatever the error (the API error and
+// unreachable rows), and with the verdict phase's error left out (the
+// rejected and failed rows Reconciling, not Stalled).
 func TestStatusMapping(t *testing.T) {
 	t.Run("plugin", testPluginMapping)
 	t.Run("tenant", testTenantMapping)
