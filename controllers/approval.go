@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,8 +32,10 @@ type ApprovalReconciler struct {
 // +kubebuilder:rbac:groups=sms.dev,resources=approvals,verbs=get;list;watch
 // +kubebuilder:rbac:groups=sms.dev,resources=approvals/status,verbs=patch
 
-// Reconcile implements reconcile.Reconciler.
-func (r *ApprovalReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// Reconcile implements reconcile.Reconciler: the phases (reconcile, or
+// supersede once decided) fill an observation, and one deferred status
+// patch writes what approvalStatus makes of it.
+func (r *ApprovalReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	var a smsv1.Approval
 	if err := r.Client.Get(ctx, req.NamespacedName, &a); err != nil {
 		return ctrl.Result{}, ignoreNotFound(err)
@@ -42,22 +45,22 @@ func (r *ApprovalReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	wasFinal := final(&a)
 	before := a.DeepCopy()
-	var res ctrl.Result
-	var err error
+	o := &approvalObservation{}
+	defer func() {
+		a.Status = approvalStatus(before, o)
+		if perr := r.patchStatus(ctx, before, &a, !equality.Semantic.DeepEqual(before.Status, a.Status)); perr != nil {
+			res, retErr = ctrl.Result{}, perr
+			return
+		}
+		if !wasFinal && final(&a) {
+			c := meta.FindStatusCondition(a.Status.Conditions, smsv1.ConditionReady)
+			r.event(&a, c.Reason != smsv1.ReasonApproved, c.Reason, c.Message)
+		}
+	}()
 	if wasFinal {
-		err = r.supersede(ctx, &a)
-	} else {
-		res, err = r.reconcile(ctx, &a)
+		return ctrl.Result{}, r.supersede(ctx, &a, o)
 	}
-	a.Status.ObservedGeneration = a.Generation
-	if perr := r.patchStatus(ctx, before, &a, semanticChanged(before.Status, a.Status)); perr != nil {
-		return ctrl.Result{}, perr
-	}
-	if !wasFinal && final(&a) {
-		c := meta.FindStatusCondition(a.Status.Conditions, smsv1.ConditionReady)
-		r.event(&a, c.Reason != smsv1.ReasonApproved, c.Reason, c.Message)
-	}
-	return res, err
+	return r.reconcile(ctx, &a, o)
 }
 
 // codeHashOf is the hash of the code the Plugin asks for: its inline
@@ -92,37 +95,39 @@ func final(a *smsv1.Approval) bool {
 // supersede expires a decided approval once its plugin's code moved on:
 // the decision stays in the conditions, and Expired says it no longer
 // applies to the plugin.
-func (r *ApprovalReconciler) supersede(ctx context.Context, a *smsv1.Approval) error {
+func (r *ApprovalReconciler) supersede(ctx context.Context, a *smsv1.Approval, o *approvalObservation) error {
 	var p smsv1.Plugin
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: a.Namespace, Name: a.Spec.PluginRef.Name}, &p); err != nil {
 		return ignoreNotFound(err)
 	}
 	if h := codeHashOf(&p); h != "" && h != a.Spec.CodeHash {
-		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionExpired, true, smsv1.ReasonCodeChanged, fmt.Sprintf("plugin %s's code changed since this decision", p.Name))
+		o.set(approvalSuperseded, smsv1.ReasonCodeChanged, fmt.Sprintf("plugin %s's code changed since this decision", p.Name))
 		return nil
 	}
 	if reason, msg := declarationMismatch(a, &p); reason == smsv1.ReasonDeclarationChanged {
-		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionExpired, true, reason, msg)
+		o.set(approvalSuperseded, reason, msg)
 	}
 	return nil
 }
 
-func (r *ApprovalReconciler) reconcile(ctx context.Context, a *smsv1.Approval) (ctrl.Result, error) {
+// reconcile carries an undecided Approval's decision to the kernel, or
+// waits for one, recording what became of it in o.
+func (r *ApprovalReconciler) reconcile(ctx context.Context, a *smsv1.Approval, o *approvalObservation) (ctrl.Result, error) {
 	var p smsv1.Plugin
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: a.Namespace, Name: a.Spec.PluginRef.Name}, &p); err != nil {
 		return ctrl.Result{}, ignoreNotFound(err)
 	}
 	if !mine(a, &p) {
-		r.expire(a, smsv1.ReasonUnowned, fmt.Sprintf("this Approval names kernel request %s, but plugin %s does not control it: "+
+		o.set(approvalExpired, smsv1.ReasonUnowned, fmt.Sprintf("this Approval names kernel request %s, but plugin %s does not control it: "+
 			"only the operator's Approvals answer a kernel request, and a decision here never reaches the kernel", a.Spec.KernelApprovalID, p.Name))
 		return ctrl.Result{}, nil
 	}
 	if h := codeHashOf(&p); h != "" && h != a.Spec.CodeHash {
-		r.expire(a, smsv1.ReasonCodeChanged, fmt.Sprintf("plugin %s's code changed since this approval was asked for; a new Approval asks about the new code", p.Name))
+		o.set(approvalExpired, smsv1.ReasonCodeChanged, fmt.Sprintf("plugin %s's code changed since this approval was asked for; a new Approval asks about the new code", p.Name))
 		return ctrl.Result{}, nil
 	}
 	if reason, msg := declarationMismatch(a, &p); reason != "" {
-		r.expire(a, reason, msg)
+		o.set(approvalExpired, reason, msg)
 		return ctrl.Result{}, nil
 	}
 	var t smsv1.Tenant
@@ -130,23 +135,22 @@ func (r *ApprovalReconciler) reconcile(ctx context.Context, a *smsv1.Approval) (
 		return ctrl.Result{}, err
 	}
 	if a.Spec.Decision == "" {
-		return r.awaiting(ctx, a, &t)
+		return r.awaiting(ctx, a, &t, o)
 	}
 	if msg := selfApproval(a, &p, &t); msg != "" {
-		r.expire(a, smsv1.ReasonSelfApproval, msg)
-		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionDenied, false, smsv1.ReasonSelfApproval, msg)
+		o.set(approvalSelf, smsv1.ReasonSelfApproval, msg)
 		r.event(a, true, smsv1.ReasonSelfApproval, msg)
 		return ctrl.Result{}, nil
 	}
 	kc, err := r.kernelFor(ctx, &t)
 	if err != nil {
-		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonTenantNotReady, err.Error())
+		o.set(approvalWaiting, smsv1.ReasonTenantNotReady, err.Error())
 		return ctrl.Result{RequeueAfter: r.poll()}, nil
 	}
 	if a.Spec.KernelApprovalID == "" {
-		return r.preApproved(ctx, a, kc)
+		return r.preApproved(ctx, approvalCall{a: a, kc: kc, o: o})
 	}
-	return ctrl.Result{}, r.apply(ctx, a, kc, a.Spec.KernelApprovalID)
+	return ctrl.Result{}, r.apply(ctx, approvalCall{a: a, kc: kc, o: o}, a.Spec.KernelApprovalID)
 }
 
 // selfApproval returns why an approving decision may not reach the kernel
@@ -167,7 +171,7 @@ func selfApproval(a *smsv1.Approval, p *smsv1.Plugin, t *smsv1.Tenant) string {
 }
 
 // awaiting waits for a decision until the TTL denies the approval.
-func (r *ApprovalReconciler) awaiting(ctx context.Context, a *smsv1.Approval, t *smsv1.Tenant) (ctrl.Result, error) {
+func (r *ApprovalReconciler) awaiting(ctx context.Context, a *smsv1.Approval, t *smsv1.Tenant, o *approvalObservation) (ctrl.Result, error) {
 	ttl := DefaultApprovalTTL
 	if t.Spec.Judge.ApprovalTTL != nil {
 		ttl = t.Spec.Judge.ApprovalTTL.Duration
@@ -175,22 +179,22 @@ func (r *ApprovalReconciler) awaiting(ctx context.Context, a *smsv1.Approval, t 
 	left := a.CreationTimestamp.Add(ttl).Sub(r.now())
 	if left > 0 {
 		msg := fmt.Sprintf("waiting for a human to set spec.decision (denied after %s)", ttl)
-		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonAwaitingDecision, msg)
-		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionApproved, false, smsv1.ReasonAwaitingDecision, msg)
-		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionDenied, false, smsv1.ReasonAwaitingDecision, msg)
+		o.set(approvalAwaiting, smsv1.ReasonAwaitingDecision, msg)
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
-	return r.denyLate(ctx, a, t, ttl)
+	return r.denyLate(ctx, approvalCall{a: a, o: o}, t, ttl)
 }
 
 // denyLate denies an approval nobody decided within ttl: first it records
 // the denial as on its way, then it carries it to the kernel.
-func (r *ApprovalReconciler) denyLate(ctx context.Context, a *smsv1.Approval, t *smsv1.Tenant, ttl time.Duration) (ctrl.Result, error) {
+func (r *ApprovalReconciler) denyLate(ctx context.Context, c approvalCall, t *smsv1.Tenant, ttl time.Duration) (ctrl.Result, error) {
+	a := c.a
 	if !deciding(a) {
 		// Recorded before the kernel hears of it, so a Plugin that sees
-		// the request gone knows a denial is on its way (see settled).
+		// the request gone knows a denial is on its way (see
+		// PluginReconciler.settled).
 		msg := fmt.Sprintf("no decision within the approval TTL of %s: denying it", ttl)
-		setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonTTLExpired, msg)
+		c.o.set(approvalWaiting, smsv1.ReasonTTLExpired, msg)
 		return ctrl.Result{RequeueAfter: time.Second}, nil // the status change requeues it first
 	}
 	kc, err := r.kernelFor(ctx, t)
@@ -201,17 +205,22 @@ func (r *ApprovalReconciler) denyLate(ctx context.Context, a *smsv1.Approval, t 
 	if err != nil && !adminv1.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}
-	msg := fmt.Sprintf("no decision within the approval TTL of %s", ttl)
-	setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionDenied, true, smsv1.ReasonTTLExpired, msg)
-	setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionApproved, false, smsv1.ReasonTTLExpired, msg)
-	setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionReady, true, smsv1.ReasonTTLExpired, msg)
-	a.Status.DecidedBy = operatorName
-	a.Status.DecidedAt = &metav1.Time{Time: r.now()}
+	c.o.set(approvalTimedOut, smsv1.ReasonTTLExpired, fmt.Sprintf("no decision within the approval TTL of %s", ttl))
+	c.o.by, c.o.at = operatorName, &metav1.Time{Time: r.now()}
 	return ctrl.Result{}, nil
 }
 
+// approvalCall is an Approval being carried to its kernel, and what its
+// reconcile observed.
+type approvalCall struct {
+	a  *smsv1.Approval
+	kc *adminv1.Client
+	o  *approvalObservation
+}
+
 // apply carries the decision to the kernel, bound to the code hash.
-func (r *ApprovalReconciler) apply(ctx context.Context, a *smsv1.Approval, kc *adminv1.Client, id string) error {
+func (r *ApprovalReconciler) apply(ctx context.Context, c approvalCall, id string) error {
+	a, kc := c.a, c.kc
 	by := a.Annotations[smsv1.AnnotationDecidedBy]
 	if by == "" {
 		by = "unknown"
@@ -224,19 +233,19 @@ func (r *ApprovalReconciler) apply(ctx context.Context, a *smsv1.Approval, kc *a
 	}
 	switch {
 	case adminv1.IsConflict(err):
-		r.expire(a, smsv1.ReasonCodeChanged, "the kernel's pending approval is bound to other code: "+err.Error())
+		c.o.set(approvalExpired, smsv1.ReasonCodeChanged, "the kernel's pending approval is bound to other code: "+err.Error())
 		return nil
 	case adminv1.IsNotFound(err):
-		if done, derr := r.alreadyApplied(ctx, a, kc, id); derr != nil || !done {
+		if done, derr := r.alreadyApplied(ctx, c, id); derr != nil || !done {
 			if derr == nil {
-				r.expire(a, smsv1.ReasonCodeChanged, "the kernel no longer waits for this approval")
+				c.o.set(approvalExpired, smsv1.ReasonCodeChanged, "the kernel no longer waits for this approval")
 			}
 			return derr
 		}
 	case err != nil:
 		return err
 	}
-	r.decided(a, by)
+	r.decided(c, by)
 	return nil
 }
 
@@ -246,20 +255,21 @@ func (r *ApprovalReconciler) apply(ctx context.Context, a *smsv1.Approval, kc *a
 // (reconcile has checked it is the Plugin's), and does nothing when the
 // code mounted without needing one. A request for the same code under
 // another declaration is not this Approval's to answer.
-func (r *ApprovalReconciler) preApproved(ctx context.Context, a *smsv1.Approval, kc *adminv1.Client) (ctrl.Result, error) {
-	s, err := r.view(ctx, kc, a.Spec.PluginID)
+func (r *ApprovalReconciler) preApproved(ctx context.Context, c approvalCall) (ctrl.Result, error) {
+	a := c.a
+	s, err := r.view(ctx, c.kc, a.Spec.PluginID)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if pending := pendingOf(s, a.Spec.PluginID, a.Spec.CodeHash, *a.Spec.Declaration); pending != nil {
-		return ctrl.Result{}, r.apply(ctx, a, kc, pending.ID)
+		return ctrl.Result{}, r.apply(ctx, c, pending.ID)
 	}
 	if f := fiberOf(s); f.ID != "" && f.CodeHash == a.Spec.CodeHash && a.Spec.Decision == smsv1.DecisionApproved {
-		r.decided(a, a.Annotations[smsv1.AnnotationDecidedBy])
+		r.decided(c, a.Annotations[smsv1.AnnotationDecidedBy])
 		return ctrl.Result{}, nil
 	}
 	msg := "decided ahead; waiting for the kernel to ask about this code and declaration"
-	setCond(&a.Status.Conditions, a.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonAwaitingDecision, msg)
+	c.o.set(approvalWaiting, smsv1.ReasonAwaitingDecision, msg)
 	return ctrl.Result{RequeueAfter: r.poll()}, nil
 }
 
@@ -267,8 +277,9 @@ func (r *ApprovalReconciler) preApproved(ctx context.Context, a *smsv1.Approval,
 // applied before (a restart between the kernel's answer and the status
 // update): the approved code runs, or the denied request (kernel
 // approval id) does not wait.
-func (r *ApprovalReconciler) alreadyApplied(ctx context.Context, a *smsv1.Approval, kc *adminv1.Client, id string) (bool, error) {
-	s, err := r.view(ctx, kc, a.Spec.PluginID)
+func (r *ApprovalReconciler) alreadyApplied(ctx context.Context, c approvalCall, id string) (bool, error) {
+	a := c.a
+	s, err := r.view(ctx, c.kc, a.Spec.PluginID)
 	if err != nil {
 		return false, err
 	}
@@ -280,19 +291,12 @@ func (r *ApprovalReconciler) alreadyApplied(ctx context.Context, a *smsv1.Approv
 }
 
 // decided records an applied decision.
-func (r *ApprovalReconciler) decided(a *smsv1.Approval, by string) {
-	gen := a.Generation
-	a.Status.DecidedBy = by
-	a.Status.DecidedAt = decidedAt(a, r.now())
-	if a.Spec.Decision == smsv1.DecisionApproved {
-		setCond(&a.Status.Conditions, gen).to(smsv1.ConditionApproved, true, smsv1.ReasonApproved, "approved by "+by)
-		setCond(&a.Status.Conditions, gen).to(smsv1.ConditionDenied, false, smsv1.ReasonApproved, "")
-		setCond(&a.Status.Conditions, gen).to(smsv1.ConditionReady, true, smsv1.ReasonApproved, "the kernel mounted the approved code")
-		return
+func (r *ApprovalReconciler) decided(c approvalCall, by string) {
+	c.o.state = approvalDenied
+	if c.a.Spec.Decision == smsv1.DecisionApproved {
+		c.o.state = approvalApproved
 	}
-	setCond(&a.Status.Conditions, gen).to(smsv1.ConditionDenied, true, smsv1.ReasonDenied, "denied by "+by)
-	setCond(&a.Status.Conditions, gen).to(smsv1.ConditionApproved, false, smsv1.ReasonDenied, "")
-	setCond(&a.Status.Conditions, gen).to(smsv1.ConditionReady, true, smsv1.ReasonDenied, "the kernel dropped the denied code")
+	c.o.by, c.o.at = by, decidedAt(c.a, r.now())
 }
 
 // decidedAt reads the webhook's decided-at annotation, else now.
@@ -301,14 +305,6 @@ func decidedAt(a *smsv1.Approval, now time.Time) *metav1.Time {
 		return &metav1.Time{Time: at}
 	}
 	return &metav1.Time{Time: now}
-}
-
-// expire marks an approval that can no longer apply.
-func (r *ApprovalReconciler) expire(a *smsv1.Approval, reason, msg string) {
-	gen := a.Generation
-	setCond(&a.Status.Conditions, gen).to(smsv1.ConditionExpired, true, reason, msg)
-	setCond(&a.Status.Conditions, gen).to(smsv1.ConditionApproved, false, reason, msg)
-	setCond(&a.Status.Conditions, gen).to(smsv1.ConditionReady, false, reason, msg)
 }
 
 func (r *ApprovalReconciler) now() time.Time {

@@ -144,7 +144,7 @@ func TestPreApprovalNamesItsDeclaration(t *testing.T) {
 			t.Fatalf("pre-approval of %s: %v", name, err)
 		}
 		p := w.waitPlugin(name, map[string]bool{smsv1.ConditionMounted: false})
-		if p.Status.Verdict == nil || p.Status.Verdict.Result != string(adminv1.StatusPending) {
+		if p.Status.Verdict == nil || p.Status.Verdict.Result != smsv1.VerdictResult(adminv1.StatusPending) {
 			t.Fatalf("plugin %s verdict %+v, want pending", name, p.Status.Verdict)
 		}
 	}

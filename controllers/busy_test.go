@@ -51,7 +51,7 @@ func TestBusyPluginParksWhenPlaceFrees(t *testing.T) {
 	w.waitPlugin("p0", map[string]bool{smsv1.ConditionMounted: true})
 	w.asking("ninth")
 	w.must(w.admin.Get(context.Background(), w.key("ninth"), p))
-	if p.Generation != generation || p.Status.Verdict == nil || p.Status.Verdict.Result != string(adminv1.StatusPending) {
+	if p.Generation != generation || p.Status.Verdict == nil || p.Status.Verdict.Result != smsv1.VerdictResult(adminv1.StatusPending) {
 		t.Fatalf("ninth: generation %d (was %d), verdict %+v; want the same spec pending", p.Generation, generation, p.Status.Verdict)
 	}
 }

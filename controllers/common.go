@@ -7,9 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -64,13 +62,6 @@ func AdminTokenSecretName(tenant string) string { return tenant + "-kernel-admin
 // ChatTokenSecretName names the Secret holding a tenant's chat credential.
 func ChatTokenSecretName(tenant string) string { return tenant + "-kernel-chat" }
 
-// adminTokenKey is the key of the token in those Secrets; the chat Secret
-// also holds tokenAuthKey, the kernel's --token-auth-file.
-const (
-	adminTokenKey = "token"
-	tokenAuthKey  = "tokens.csv"
-)
-
 // ChatCredential is the name the kernel knows the chat credential by, and
 // the scopes it holds.
 const (
@@ -94,7 +85,7 @@ func (d *Deps) kernelFor(ctx context.Context, t *smsv1.Tenant) (*adminv1.Client,
 	if err := d.Client.Get(ctx, key, &s); err != nil {
 		return nil, fmt.Errorf("read the admin token of tenant %s: %w", t.Name, err)
 	}
-	return adminv1.New(t.Status.AdminEndpoint, string(s.Data[adminTokenKey]), d.HTTP), nil
+	return adminv1.New(t.Status.AdminEndpoint, string(s.Data[smsv1.SecretKeyToken]), d.HTTP), nil
 }
 
 // event records a Kubernetes Event about obj.
@@ -109,40 +100,16 @@ func (d *Deps) event(obj runtime.Object, warning bool, reason, note string) {
 	d.Recorder.Eventf(obj, nil, typ, reason, "Reconcile", "%s", note)
 }
 
-// condSetter sets conditions of one object's status at one generation.
-type condSetter struct {
-	conds *[]metav1.Condition
-	gen   int64
-}
-
-// setCond returns a setter for conds observed at generation gen.
-func setCond(conds *[]metav1.Condition, gen int64) condSetter { return condSetter{conds, gen} }
-
-// to sets condition typ; it reports whether anything changed.
-func (c condSetter) to(typ string, ok bool, reason, msg string) bool {
-	status := metav1.ConditionFalse
-	if ok {
-		status = metav1.ConditionTrue
-	}
-	return meta.SetStatusCondition(c.conds, metav1.Condition{Type: typ, Status: status, Reason: reason,
-		Message: msg, ObservedGeneration: c.gen})
-}
-
-// patchStatus writes obj's status when it differs from before's, through
-// the status subresource only.
-func (d *Deps) patchStatus(ctx context.Context, before, obj client.Object, changed func() bool) error {
-	if !changed() {
+// patchStatus writes obj's status, changed from before's, through the
+// status subresource only.
+func (d *Deps) patchStatus(ctx context.Context, before, obj client.Object, changed bool) error {
+	if !changed {
 		return nil
 	}
 	if err := d.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("update status of %s: %w", obj.GetName(), err)
 	}
 	return nil
-}
-
-// semanticChanged compares two statuses.
-func semanticChanged(a, b any) func() bool {
-	return func() bool { return !equality.Semantic.DeepEqual(a, b) }
 }
 
 func corev1Ref(name string) corev1.LocalObjectReference {

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -46,7 +47,7 @@ func TestPluginConditions(t *testing.T) {
 	off := false
 	tests := []struct {
 		name     string
-		set      func(*smsv1.Plugin)
+		set      func() (*pluginObservation, error)
 		disabled bool // spec.enabled false
 		want     string
 	}{
@@ -84,9 +85,9 @@ func TestPluginConditions(t *testing.T) {
 			want: "Ready=F/TenantNotReady Reconciling=T Stalled=F"},
 		{name: "code ConfigMap missing", set: waitingFor(smsv1.ReasonReferenceNotFound),
 			want: "Ready=F/ReferenceNotFound Reconciling=T Stalled=F"},
-		{name: "kernel unreachable", set: func(p *smsv1.Plugin) { _ = (&PluginReconciler{}).unreachable(p, fmt.Errorf("refused")) },
+		{name: "kernel unreachable", set: failing(unreachable(fmt.Errorf("refused"))),
 			want: "Ready=F/KernelUnreachable Reconciling=T Stalled=F"},
-		{name: "invalid spec", set: func(p *smsv1.Plugin) { (&PluginReconciler{}).stalled(p, smsv1.ReasonInvalidSpec, "bad") },
+		{name: "invalid spec", set: failing(invalidSpec(errors.New("bad"))),
 			want: "Judged=F/InvalidSpec Ready=F/InvalidSpec Reconciling=F Stalled=T"},
 	}
 	for _, tt := range tests {
@@ -95,8 +96,8 @@ func TestPluginConditions(t *testing.T) {
 			if tt.disabled {
 				p.Spec.Enabled = &off
 			}
-			tt.set(p)
-			setProgress(p)
+			o, err := tt.set()
+			p.Status = pluginStatus(p, o, err)
 			for _, want := range strings.Fields(tt.want) {
 				typ, rest, _ := strings.Cut(want, "=")
 				status, reason, _ := strings.Cut(rest, "/")
@@ -113,21 +114,34 @@ func TestPluginConditions(t *testing.T) {
 	}
 }
 
-func verdict(v adminv1.Verdict, f adminv1.Fiber, approved bool) func(*smsv1.Plugin) {
-	return func(p *smsv1.Plugin) { setPluginConditions(p, v, f, approved) }
-}
-
-func denied(f adminv1.Fiber) func(*smsv1.Plugin) {
-	return func(p *smsv1.Plugin) {
-		a := &smsv1.Approval{}
-		a.Name = "x-aaaa"
-		a.Status.Conditions = []metav1.Condition{{Type: smsv1.ConditionDenied, Status: metav1.ConditionTrue, Reason: smsv1.ReasonDenied, Message: "denied by bob"}}
-		setDenied(p, testHash, a, f)
+// verdict is a reconcile that reached the kernel's verdict v on the
+// table's code, with fiber f running.
+func verdict(v adminv1.Verdict, f adminv1.Fiber, approved bool) func() (*pluginObservation, error) {
+	return func() (*pluginObservation, error) {
+		o := &pluginObservation{hash: testHash, verdict: &v, fiber: f, approved: approved, judged: true}
+		return o, verdictOutcome(o)
 	}
 }
 
-func waitingFor(reason string) func(*smsv1.Plugin) {
-	return func(p *smsv1.Plugin) { (&PluginReconciler{}).waiting(p, reason, "waiting") }
+// denied is a reconcile that found the table's code denied by a human.
+func denied(f adminv1.Fiber) func() (*pluginObservation, error) {
+	return func() (*pluginObservation, error) {
+		a := &smsv1.Approval{}
+		a.Name = "x-aaaa"
+		a.Status.Conditions = []metav1.Condition{{Type: smsv1.ConditionDenied, Status: metav1.ConditionTrue, Reason: smsv1.ReasonDenied, Message: "denied by bob"}}
+		o := &pluginObservation{hash: testHash, denial: a, fiber: f}
+		return o, verdictOutcome(o)
+	}
+}
+
+// waitingFor is a reconcile that waits with reason.
+func waitingFor(reason string) func() (*pluginObservation, error) {
+	return failing(waitFor(reason, "waiting"))
+}
+
+// failing is a reconcile that ended with err before the kernel answered.
+func failing(err error) func() (*pluginObservation, error) {
+	return func() (*pluginObservation, error) { return &pluginObservation{}, err }
 }
 
 // TestEveryReasonIsUsed: each condition reason the API declares is set by
@@ -135,9 +149,9 @@ func waitingFor(reason string) func(*smsv1.Plugin) {
 // produced. It failed on the reasons this check removed (Submitted,
 // Applied, KernelRefused).
 func TestEveryReasonIsUsed(t *testing.T) {
-	reasons := declaredReasons(t, filepath.Join("..", "..", "..", "api", "v1", "conditions.go"))
+	reasons := declaredReasons(t, filepath.Join("..", "api", "v1", "conditions.go"))
 	var src, tests []string
-	for _, dir := range []string{".", filepath.Join("..", "webhook")} {
+	for _, dir := range []string{".", filepath.Join("..", "internal", "operator", "webhook")} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

@@ -66,7 +66,7 @@ func TestPersonRevertsWaitingAgentChange(t *testing.T) {
 	w.poke(name)
 	w.fiberIs("acme", "agent.notes", "1", true)
 	p := w.waitSpec(name, "alice's revert kept", func(p *smsv1.Plugin) bool { return p.Spec.Version == "1" })
-	if e := p.Status.LastEdit; e == nil || e.By != "alice" || e.Result != string(adminv1.StatusMounted) {
+	if e := p.Status.LastEdit; e == nil || e.By != "alice" || e.Result != smsv1.VerdictResult(adminv1.StatusMounted) {
 		t.Errorf("status.lastEdit = %+v, want alice's edit, mounted", e)
 	}
 }
@@ -92,7 +92,7 @@ func TestRejectedEditShowsWhy(t *testing.T) {
 		return p.Spec.Version == "1" && p.Status.LastEdit != nil
 	})
 	e := p.Status.LastEdit
-	if e.By != "alice" || e.Result != string(adminv1.StatusRejected) || !strings.Contains(e.Message, "lint") {
+	if e.By != "alice" || e.Result != smsv1.VerdictResult(adminv1.StatusRejected) || !strings.Contains(e.Message, "lint") {
 		t.Errorf("status.lastEdit = %+v, want alice's edit rejected by the lint gate", e)
 	}
 	w.fiberIs("acme", "agent.notes", "1", true)
@@ -176,7 +176,7 @@ func (w *world) kernelToken(tenant string) string {
 	w.t.Helper()
 	var sec corev1.Secret
 	w.must(w.admin.Get(context.Background(), w.key(controllers.AdminTokenSecretName(tenant)), &sec))
-	return string(sec.Data["token"])
+	return string(sec.Data[smsv1.SecretKeyToken])
 }
 
 // reinstaller reinstalls agent.notes just before the operator's first

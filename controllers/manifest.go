@@ -30,9 +30,9 @@ func manifestOf(p *smsv1.Plugin) (adminv1.Manifest, error) {
 	return m, nil
 }
 
-// submissionKey identifies a submission (manifest and code) so the same
+// submissionID identifies a submission (manifest and code) so the same
 // one is never submitted twice.
-func submissionKey(p adminv1.Plugin) string {
+func submissionID(p adminv1.Plugin) string {
 	raw, _ := json.Marshal(p)
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:16])

@@ -8,10 +8,12 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -25,7 +27,10 @@ import (
 const MirrorFieldOwner = "sms-mirror"
 
 // Mirror keeps one Plugin object, labelled sms.dev/origin=agent, for every
-// agent plugin a kernel runs or holds for approval. For those Plugins the
+// agent plugin a kernel runs or holds for approval. It is a controller of
+// its own, reconciling a Tenant's agent plugins: the kernel's event
+// stream (Watchers), the Tenant becoming ready and its Plugins changing
+// wake it. For those Plugins the
 // kernel owns the spec: the mirror writes what the kernel has (field
 // owner sms-mirror, onto the version it read) whenever it changes, and deletes the
 // Plugin when the kernel uninstalled the plugin. A person's edit of such a
@@ -42,8 +47,9 @@ type kernelCopy struct {
 	pending *adminv1.Approval // the newest submission waiting for a human
 }
 
-// source is the submission the Plugin's spec should show: the one waiting
-// for a human when there is one, else the installed one.
+// hashVersion is the code hash and version of the submission the
+// Plugin's spec should show: the one waiting for a human when there is
+// one, else the installed one.
 func (c kernelCopy) hashVersion() (string, string) {
 	if c.pending != nil {
 		return c.pending.CodeHash, c.pending.Manifest.Version
@@ -52,6 +58,41 @@ func (c kernelCopy) hashVersion() (string, string) {
 }
 
 func (c kernelCopy) enabled() bool { return c.fiber == nil || c.fiber.Enabled }
+
+// Reconcile implements reconcile.Reconciler for one Tenant: it mirrors
+// the agent plugins of the tenant's kernel, once the Tenant is ready.
+// What wakes it (an event of the kernel's stream, the stream reopening,
+// the Tenant turning ready or moving, one of its Plugins changing) is
+// what can change the mirror; nothing polls.
+func (m *Mirror) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var t smsv1.Tenant
+	if err := m.Client.Get(ctx, req.NamespacedName, &t); err != nil {
+		return ctrl.Result{}, ignoreNotFound(err)
+	}
+	if !t.DeletionTimestamp.IsZero() || t.Spec.Suspend {
+		return ctrl.Result{}, nil
+	}
+	kc, err := m.kernelFor(ctx, &t)
+	if err != nil {
+		return ctrl.Result{}, nil // the Tenant turning ready, or its stream reopening, wakes this
+	}
+	probe, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	state, err := kc.State(probe)
+	if err != nil {
+		// The Tenant reports its kernel's health; this tries again soon.
+		log.FromContext(ctx).V(1).Info("Kernel state unreadable; mirroring later", "tenant", t.Name, "error", err)
+		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+	}
+	if err := m.Sync(ctx, &t, kc, state); err != nil {
+		log.FromContext(ctx).Error(err, "Mirror agent plugins", "tenant", t.Name)
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	// No resync: an idle kernel is asked nothing more than its Tenant's
+	// health check. Its event stream, and the stream reopening after it
+	// was down, wake this.
+	return ctrl.Result{}, nil
+}
 
 // Sync mirrors the kernel's agent plugins into tenant t's namespace.
 func (m *Mirror) Sync(ctx context.Context, t *smsv1.Tenant, kc *adminv1.Client, s adminv1.State) error {
@@ -138,7 +179,7 @@ func (m *tenantSync) mirror(ctx context.Context, p *smsv1.Plugin, c kernelCopy) 
 	}
 	obj.Labels[smsv1.LabelOrigin] = string(smsv1.OriginAgent)
 	obj.Annotations = map[string]string{smsv1.AnnotationRequestedBy: by,
-		smsv1.AnnotationKernelSubmission: submissionKey(jp), smsv1.AnnotationKernelCode: hash,
+		smsv1.AnnotationKernelSubmission: submissionID(jp), smsv1.AnnotationKernelCode: hash,
 		smsv1.AnnotationKernelEnabled:   strconv.FormatBool(enabled),
 		smsv1.AnnotationKernelInstalled: strconv.FormatBool(c.fiber != nil)}
 	obj.Spec.Enabled = &want

@@ -24,7 +24,7 @@ import (
 // field (toggled).
 type edits struct{ edited, toggled bool }
 
-// personEdits compares an agent-made Plugin's spec, whose submission key
+// personEdits compares an agent-made Plugin's spec, whose submission id
 // is key, with what the mirror last wrote. A Plugin from git, or one the
 // mirror never annotated, has no person's edit to push.
 func personEdits(p *smsv1.Plugin, key string) edits {
@@ -36,7 +36,7 @@ func personEdits(p *smsv1.Plugin, key string) edits {
 		toggled: strconv.FormatBool(specEnabled(p)) != a[smsv1.AnnotationKernelEnabled]}
 }
 
-// specKey is the submission key of the Plugin's inline spec; a spec whose
+// specKey is the submission id of the Plugin's inline spec; a spec whose
 // code comes from a ConfigMap, or whose manifest does not decode, has
 // none ("").
 func specKey(p *smsv1.Plugin) string {
@@ -44,10 +44,10 @@ func specKey(p *smsv1.Plugin) string {
 	if err != nil || p.Spec.Code == nil {
 		return ""
 	}
-	return submissionKey(adminv1.Plugin{Manifest: m, Code: *p.Spec.Code})
+	return submissionID(adminv1.Plugin{Manifest: m, Code: *p.Spec.Code})
 }
 
-// submitted reports whether the Plugin's spec, whose submission key is
+// submitted reports whether the Plugin's spec, whose submission id is
 // key, was already submitted (or, for an agent-made Plugin, observed in
 // the kernel) at its current generation. A key recorded for an earlier
 // generation does not count: a person who reverts the spec to a

@@ -1,128 +1,193 @@
 package controllers
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
-// waiting reports that the plugin waits on something other than the judge.
-func (r *PluginReconciler) waiting(p *smsv1.Plugin, reason, msg string) {
-	if meta.FindStatusCondition(p.Status.Conditions, smsv1.ConditionJudged) == nil {
-		setCond(&p.Status.Conditions, p.Generation).to(smsv1.ConditionJudged, false, reason, msg)
-	}
-	setCond(&p.Status.Conditions, p.Generation).to(smsv1.ConditionReady, false, reason, msg)
+// pluginObservation is what one reconcile of a Plugin found. Its phases
+// fill it and write nothing else; pluginStatus maps it and the
+// reconcile's error to the status, once.
+type pluginObservation struct {
+	// hash and id are the code hash and the submission id of the spec's
+	// submission; "" until it was built.
+	hash, id string
+	// fiber is what the kernel runs of the plugin.
+	fiber adminv1.Fiber
+	// verdict is the kernel's verdict on the submission, recorded as the
+	// spec's; nil when none was reached (or one given for want of
+	// capacity, which is not recorded).
+	verdict *adminv1.Verdict
+	// denial is the Approval that denied the submission's code, or nil.
+	denial *smsv1.Approval
+	// approved: an Approval of the code approved it.
+	approved bool
+	// approval names the Approval answering the kernel's pending request.
+	approval *corev1.LocalObjectReference
+	// lastEdit is a person's edit of an agent-made spec, pushed to the
+	// kernel in this reconcile.
+	lastEdit *smsv1.Edit
+	// judged: the reconcile reached the kernel's answer and acted on it;
+	// the conditions follow verdict and fiber.
+	judged bool
 }
 
-// stalled reports a spec the operator cannot act on until it changes.
-func (r *PluginReconciler) stalled(p *smsv1.Plugin, reason, msg string) {
-	setCond(&p.Status.Conditions, p.Generation).to(smsv1.ConditionJudged, false, reason, msg)
-	setCond(&p.Status.Conditions, p.Generation).to(smsv1.ConditionReady, false, reason, msg)
-}
-
-// setProgress derives the kstatus conditions from Ready: Ready means done;
-// a rejection, a denial, a failed activation or an invalid spec is
-// Stalled (only a new spec changes it); anything else (a pending approval,
-// a tenant that is not ready, an unreachable kernel, a missing reference)
-// is Reconciling, retried until it resolves.
-func setProgress(p *smsv1.Plugin) {
-	ready := meta.FindStatusCondition(p.Status.Conditions, smsv1.ConditionReady)
-	if ready == nil {
-		return
-	}
-	conds, gen := &p.Status.Conditions, p.Generation
-	switch {
-	case ready.Status == metav1.ConditionTrue:
-		setCond(conds, gen).to(smsv1.ConditionReconciling, false, ready.Reason, "")
-		setCond(conds, gen).to(smsv1.ConditionStalled, false, ready.Reason, "")
-	case stalledReason(ready.Reason):
-		setCond(conds, gen).to(smsv1.ConditionReconciling, false, ready.Reason, "")
-		setCond(conds, gen).to(smsv1.ConditionStalled, true, ready.Reason, ready.Message)
-	default:
-		setCond(conds, gen).to(smsv1.ConditionReconciling, true, ready.Reason, ready.Message)
-		setCond(conds, gen).to(smsv1.ConditionStalled, false, ready.Reason, "")
-	}
-}
-
-// stalledReason reports whether a Ready=False reason needs a spec change.
-func stalledReason(reason string) bool {
-	switch reason {
-	case smsv1.ReasonInvalidSpec, smsv1.ReasonDenied, smsv1.ReasonFailed, smsv1.ReasonRolledBack, smsv1.ReasonRejected,
-		smsv1.ReasonKernelRefused:
-		return true
-	}
-	return strings.HasPrefix(reason, "Gate")
-}
-
-// unreachable reports a failed call to the kernel and returns it, so the
-// reconcile is retried with backoff.
-func (r *PluginReconciler) unreachable(p *smsv1.Plugin, err error) error {
-	r.waiting(p, smsv1.ReasonKernelUnreachable, err.Error())
-	return err
-}
-
-// setPluginConditions maps a verdict and the fiber to the conditions.
-func setPluginConditions(p *smsv1.Plugin, v adminv1.Verdict, f adminv1.Fiber, approved bool) {
+// pluginStatus is the status Plugin p shows after a reconcile that
+// observed o and ended with err. It reads p (spec, generation, the status
+// before) and writes nothing: the Plugin reconciler patches what it
+// returns. Conditions a reconcile did not get far enough to judge keep
+// what they said.
+func pluginStatus(p *smsv1.Plugin, o *pluginObservation, err error) smsv1.PluginStatus {
+	s := *p.Status.DeepCopy()
 	gen := p.Generation
-	conds := &p.Status.Conditions
+	if o.lastEdit != nil {
+		s.LastEdit = o.lastEdit
+	}
+	if v := o.verdict; v != nil {
+		s.CodeHash, s.Submission, s.SubmittedGeneration = o.hash, o.id, gen
+		s.Verdict = &smsv1.Verdict{Result: smsv1.VerdictResult(v.Status), Gate: v.Gate, Message: v.Reason}
+	}
+	r, ok := readinessOf(err)
+	switch {
+	case o.denial != nil:
+		r, ok = deniedConditions(&s, gen, o), true
+	case o.judged && o.verdict != nil:
+		r, ok = verdictConditions(&s, gen, o, specEnabled(p)), true
+	case ok:
+		var term *terminalError
+		if errors.As(err, &term) || meta.FindStatusCondition(s.Conditions, smsv1.ConditionJudged) == nil {
+			// A wait leaves the last verdict's Judged; an invalid spec is judged.
+			conditions{&s.Conditions, gen}.set(smsv1.ConditionJudged, false, r.reason, r.msg)
+		}
+	}
+	if ok {
+		setProgress(conditions{&s.Conditions, gen}, r, err)
+	}
+	s.Origin = smsv1.OriginGit
+	if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) {
+		s.Origin = smsv1.OriginAgent
+	}
+	if observed(err) {
+		s.ObservedGeneration = gen
+	}
+	return s
+}
+
+// verdictOutcome is the error a reconcile that observed o ends with: a
+// terminalError when only a new spec changes the outcome (a denial, a
+// rejection, a mounted verdict whose activation failed), else nil.
+func verdictOutcome(o *pluginObservation) error {
+	if a := o.denial; a != nil {
+		return stalledBy(smsv1.ReasonDenied, denialMessage(a))
+	}
+	v, f := o.verdict, o.fiber
+	switch {
+	case v == nil:
+		return nil
+	case v.Status == adminv1.StatusRejected:
+		return stalledBy(rejection(*v))
+	case v.Status == adminv1.StatusMounted && f.ID == "":
+		return stalledBy(smsv1.ReasonFailed, "not installed in the kernel")
+	case v.Status == adminv1.StatusMounted && f.Enabled && f.State == adminv1.StateFailed:
+		return stalledBy(smsv1.ReasonFailed, f.Error)
+	}
+	return nil
+}
+
+// verdictConditions sets Judged, Approved, Mounted and the approval
+// reference from the verdict and the fiber, and returns Ready.
+func verdictConditions(s *smsv1.PluginStatus, gen int64, o *pluginObservation, enabled bool) readiness {
+	v, c := *o.verdict, conditions{&s.Conditions, gen}
 	switch v.Status {
 	case adminv1.StatusMounted:
-		setCond(conds, gen).to(smsv1.ConditionJudged, true, smsv1.ReasonMounted, "the judge mounted version "+v.Version)
-		if approved {
-			setCond(conds, gen).to(smsv1.ConditionApproved, true, smsv1.ReasonApproved, "approved by a human")
+		c.set(smsv1.ConditionJudged, true, smsv1.ReasonMounted, "the judge mounted version "+v.Version)
+		if o.approved {
+			c.set(smsv1.ConditionApproved, true, smsv1.ReasonApproved, "approved by a human")
 		} else {
-			setCond(conds, gen).to(smsv1.ConditionApproved, true, smsv1.ReasonNotRequired, "no sensitive scope or point")
+			c.set(smsv1.ConditionApproved, true, smsv1.ReasonNotRequired, "no sensitive scope or point")
 		}
 	case adminv1.StatusPending:
-		setCond(conds, gen).to(smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, v.Reason)
-		setCond(conds, gen).to(smsv1.ConditionApproved, false, smsv1.ReasonPendingApproval, v.Reason)
+		c.set(smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, v.Reason)
+		c.set(smsv1.ConditionApproved, false, smsv1.ReasonPendingApproval, v.Reason)
 	default:
 		reason, msg := rejection(v)
-		setCond(conds, gen).to(smsv1.ConditionJudged, false, reason, msg)
-		setCond(conds, gen).to(smsv1.ConditionApproved, false, reason, msg)
+		c.set(smsv1.ConditionJudged, false, reason, msg)
+		c.set(smsv1.ConditionApproved, false, reason, msg)
 	}
-	setMounted(p, v, f)
+	switch {
+	case v.Status != adminv1.StatusPending:
+		s.ApprovalRef = nil
+	case o.approval != nil:
+		s.ApprovalRef = o.approval
+	}
+	return mountedConditions(c, v, o.fiber, fiberWant{codeHash: s.CodeHash, enabled: enabled})
 }
 
-// setMounted sets Mounted and Ready from the fiber: an older version may
-// keep serving while new code waits or was refused.
-func setMounted(p *smsv1.Plugin, v adminv1.Verdict, f adminv1.Fiber) {
-	gen, conds := p.Generation, &p.Status.Conditions
-	current := f.ID != "" && f.CodeHash == p.Status.CodeHash
+// deniedConditions reports a submission whose code a human (or the TTL)
+// denied, and returns Ready: the denial, whatever the fiber.
+func deniedConditions(s *smsv1.PluginStatus, gen int64, o *pluginObservation) readiness {
+	msg := denialMessage(o.denial)
+	s.CodeHash = o.hash
+	s.Verdict = &smsv1.Verdict{Result: smsv1.VerdictRejected, Gate: adminv1.GateApproval, Message: msg}
+	s.ApprovalRef = nil
+	c := conditions{&s.Conditions, gen}
+	c.set(smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, "the policy asked for a human's approval")
+	c.set(smsv1.ConditionApproved, false, smsv1.ReasonDenied, msg)
+	mountedConditions(c, adminv1.Verdict{Status: adminv1.StatusRejected, Gate: adminv1.GateApproval}, o.fiber, fiberWant{codeHash: s.CodeHash})
+	return readiness{reason: smsv1.ReasonDenied, msg: msg}
+}
+
+// denialMessage says who or what denied Approval a.
+func denialMessage(a *smsv1.Approval) string {
+	if c := meta.FindStatusCondition(a.Status.Conditions, smsv1.ConditionDenied); c != nil && c.Message != "" {
+		return c.Message
+	}
+	return "approval " + a.Name + " denied"
+}
+
+// fiberWant is what the Plugin asks of its fiber: the code hash of its
+// submission, and spec.enabled.
+type fiberWant struct {
+	codeHash string
+	enabled  bool
+}
+
+// mountedConditions sets Mounted from the fiber (an older version may
+// keep serving while new code waits or was refused) and returns Ready.
+func mountedConditions(c conditions, v adminv1.Verdict, f adminv1.Fiber, want fiberWant) readiness {
+	current := f.ID != "" && f.CodeHash == want.codeHash
 	switch {
 	case f.ID == "":
-		setCond(conds, gen).to(smsv1.ConditionMounted, false, notMountedReason(v), "not installed in the kernel")
+		c.set(smsv1.ConditionMounted, false, notMountedReason(v), "not installed in the kernel")
 	case !f.Enabled:
-		setCond(conds, gen).to(smsv1.ConditionMounted, false, smsv1.ReasonDisabled, "installed and disabled")
+		c.set(smsv1.ConditionMounted, false, smsv1.ReasonDisabled, "installed and disabled")
 	case f.State == adminv1.StateFailed:
-		setCond(conds, gen).to(smsv1.ConditionMounted, false, smsv1.ReasonFailed, f.Error)
+		c.set(smsv1.ConditionMounted, false, smsv1.ReasonFailed, f.Error)
 	case f.State != adminv1.StateActive:
-		setCond(conds, gen).to(smsv1.ConditionMounted, false, smsv1.ReasonDependencyMissing, "the plugin is "+string(f.State)+": a dependency is missing")
+		c.set(smsv1.ConditionMounted, false, smsv1.ReasonDependencyMissing, "the plugin is "+string(f.State)+": a dependency is missing")
 	case current:
-		setCond(conds, gen).to(smsv1.ConditionMounted, true, smsv1.ReasonMounted, "version "+f.Version+" is active")
+		c.set(smsv1.ConditionMounted, true, smsv1.ReasonMounted, "version "+f.Version+" is active")
 	default:
-		setCond(conds, gen).to(smsv1.ConditionMounted, true, smsv1.ReasonMounted, fmt.Sprintf("version %s (%s) keeps serving until the new code mounts", f.Version, shortHash(f.CodeHash)))
+		c.set(smsv1.ConditionMounted, true, smsv1.ReasonMounted, fmt.Sprintf("version %s (%s) keeps serving until the new code mounts", f.Version, shortHash(f.CodeHash)))
 	}
-	wantDisabled := p.Spec.Enabled != nil && !*p.Spec.Enabled
 	switch {
-	case current && wantDisabled && !f.Enabled:
-		setCond(conds, gen).to(smsv1.ConditionReady, true, smsv1.ReasonDisabled, "installed and disabled, as the spec says")
+	case current && !want.enabled && !f.Enabled:
+		return readiness{ok: true, reason: smsv1.ReasonDisabled, msg: "installed and disabled, as the spec says"}
 	case current && f.Enabled && f.State == adminv1.StateActive:
-		setCond(conds, gen).to(smsv1.ConditionReady, true, smsv1.ReasonMounted, "version "+f.Version+" is active")
-	default:
-		c := meta.FindStatusCondition(*conds, smsv1.ConditionMounted)
-		reason, msg := c.Reason, c.Message
-		if v.Status != adminv1.StatusMounted {
-			j := meta.FindStatusCondition(*conds, smsv1.ConditionApproved)
-			reason, msg = j.Reason, j.Message
-		}
-		setCond(conds, gen).to(smsv1.ConditionReady, false, reason, msg)
+		return readiness{ok: true, reason: smsv1.ReasonMounted, msg: "version " + f.Version + " is active"}
 	}
+	from := meta.FindStatusCondition(*c.list, smsv1.ConditionMounted)
+	if v.Status != adminv1.StatusMounted {
+		from = meta.FindStatusCondition(*c.list, smsv1.ConditionApproved)
+	}
+	return readiness{reason: from.Reason, msg: from.Message}
 }
 
 func notMountedReason(v adminv1.Verdict) string {
@@ -145,21 +210,4 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
-}
-
-// setDenied reports a plugin whose code a human (or the TTL) denied.
-func setDenied(p *smsv1.Plugin, hash string, a *smsv1.Approval, f adminv1.Fiber) {
-	c := meta.FindStatusCondition(a.Status.Conditions, smsv1.ConditionDenied)
-	msg := "approval " + a.Name + " denied"
-	if c != nil && c.Message != "" {
-		msg = c.Message
-	}
-	p.Status.CodeHash = hash
-	p.Status.Verdict = &smsv1.Verdict{Result: string(adminv1.StatusRejected), Gate: adminv1.GateApproval, Message: msg}
-	p.Status.ApprovalRef = nil
-	gen := p.Generation
-	setCond(&p.Status.Conditions, gen).to(smsv1.ConditionJudged, true, smsv1.ReasonPendingApproval, "the policy asked for a human's approval")
-	setCond(&p.Status.Conditions, gen).to(smsv1.ConditionApproved, false, smsv1.ReasonDenied, msg)
-	setMounted(p, adminv1.Verdict{Status: adminv1.StatusRejected, Gate: adminv1.GateApproval}, f)
-	setCond(&p.Status.Conditions, gen).to(smsv1.ConditionReady, false, smsv1.ReasonDenied, msg)
 }

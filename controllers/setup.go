@@ -40,8 +40,8 @@ type Options struct {
 	StreamIdle time.Duration
 }
 
-// Setup registers the Tenant, Plugin and Approval controllers, the
-// field indexes they read through, and the kernels' event watchers.
+// Setup registers the Tenant, Mirror, Plugin and Approval controllers,
+// the field indexes they read through, and the kernels' event watchers.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	d := &Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("sms-operator"),
 		HTTP: &http.Client{Timeout: 30 * time.Second}, Poll: opts.Poll}
@@ -58,16 +58,23 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(d.referencing("secret"))).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(d.referencing("configmap"))).
-		Watches(&smsv1.Plugin{}, handler.EnqueueRequestsFromMapFunc(pluginTenant)).
 		WatchesRawSource(source.Channel(watchers.tenants, &handler.TypedEnqueueRequestForObject[*smsv1.Tenant]{}))
 	if opts.OwnsStatefulSets {
 		tenants = tenants.Owns(&appsv1.StatefulSet{})
 	}
 	tenants = tenants.WithOptions(controller.Options{MaxConcurrentReconciles: 4})
-	if err := tenants.Complete(&TenantReconciler{Deps: d, Runtime: opts.Runtime, Mirror: &Mirror{Deps: d}, Watchers: watchers}); err != nil {
+	if err := tenants.Complete(&TenantReconciler{Deps: d, Runtime: opts.Runtime, Watchers: watchers}); err != nil {
 		return err
 	}
-	err := ctrl.NewControllerManagedBy(mgr).For(&smsv1.Plugin{}, builder.WithPredicates(pluginChanged)).Named("plugin").
+	err := ctrl.NewControllerManagedBy(mgr).For(&smsv1.Tenant{}, builder.WithPredicates(kernelMoved)).Named("mirror").
+		Watches(&smsv1.Plugin{}, handler.EnqueueRequestsFromMapFunc(pluginTenant)).
+		WatchesRawSource(source.Channel(watchers.mirrors, &handler.TypedEnqueueRequestForObject[*smsv1.Tenant]{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		Complete(&Mirror{Deps: d})
+	if err != nil {
+		return err
+	}
+	err = ctrl.NewControllerManagedBy(mgr).For(&smsv1.Plugin{}, builder.WithPredicates(pluginChanged)).Named("plugin").
 		Owns(&smsv1.Approval{}).
 		Watches(&smsv1.Tenant{}, handler.EnqueueRequestsFromMapFunc(d.tenantPlugins), builder.WithPredicates(kernelMoved)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(d.configMapPlugins)).
@@ -82,8 +89,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Complete(&ApprovalReconciler{Deps: d})
 }
 
-// kernelMoved passes Tenant events that matter to its plugins: the
-// kernel became ready or unready, or moved. Plugin counts changing (on
+// kernelMoved passes Tenant events that matter to its plugins and its
+// mirror: the kernel became ready or unready, or moved. Plugin counts changing (on
 // every mount) must not wake every plugin of the tenant.
 var kernelMoved = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
@@ -117,7 +124,7 @@ var pluginChanged = predicate.Funcs{
 	},
 }
 
-// pluginTenant maps a Plugin to its Tenant.
+// pluginTenant maps a Plugin to its Tenant, for the mirror.
 func pluginTenant(_ context.Context, o client.Object) []reconcile.Request {
 	p, ok := o.(*smsv1.Plugin)
 	if !ok {

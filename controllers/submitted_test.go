@@ -13,7 +13,7 @@ import (
 // reverts an agent-made Plugin to a spec submitted at an earlier
 // generation, before the reconcile after the mirror's newer copy has run,
 // makes a new request: the edit counts as pending for the mirror and as
-// not yet judged for the reconciler. Seen failing with the submission key
+// not yet judged for the reconciler. Seen failing with the submission id
 // compared alone: the revert was taken as judged, never submitted, and
 // the mirror wrote the kernel's newer copy over it.
 func TestSubmissionAnswersForItsGeneration(t *testing.T) {

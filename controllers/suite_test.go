@@ -230,7 +230,7 @@ func (w *world) kernel(tenant string) *adminv1.Client {
 	w.must(w.admin.Get(context.Background(), w.key(tenant), &t))
 	var s corev1.Secret
 	w.must(w.admin.Get(context.Background(), w.key(controllers.AdminTokenSecretName(tenant)), &s))
-	return adminv1.New(t.Status.AdminEndpoint, string(s.Data["token"]), nil)
+	return adminv1.New(t.Status.AdminEndpoint, string(s.Data[smsv1.SecretKeyToken]), nil)
 }
 
 // chatKernel returns a client of the tenant's kernel with the chat
@@ -241,7 +241,7 @@ func (w *world) chatKernel(tenant string) *adminv1.Client {
 	w.must(w.admin.Get(context.Background(), w.key(tenant), &t))
 	var s corev1.Secret
 	w.must(w.admin.Get(context.Background(), w.key(t.Status.ChatTokenSecret), &s))
-	return adminv1.New(t.Status.AdminEndpoint, string(s.Data["token"]), nil)
+	return adminv1.New(t.Status.AdminEndpoint, string(s.Data[smsv1.SecretKeyToken]), nil)
 }
 
 // user returns a client for a user with the given verbs on plugins and

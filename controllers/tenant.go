@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,8 +18,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
@@ -29,8 +28,6 @@ import (
 type TenantReconciler struct {
 	*Deps
 	Runtime kernelruntime.Runtime
-	// Mirror mirrors agent-made plugins as Plugin objects; nil disables it.
-	Mirror *Mirror
 	// Watchers follow the kernels' event streams; nil disables them.
 	Watchers *Watchers
 }
@@ -41,8 +38,10 @@ type TenantReconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile implements reconcile.Reconciler.
-func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// Reconcile implements reconcile.Reconciler: the phases (reconcile) fill
+// an observation, and one deferred status patch writes what tenantStatus
+// makes of it and of their error.
+func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	var t smsv1.Tenant
 	if err := r.Client.Get(ctx, req.NamespacedName, &t); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -56,77 +55,73 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, r.Runtime.Remove(ctx, req.NamespacedName)
 	}
 	before := t.DeepCopy()
-	wasReady := meta.IsStatusConditionTrue(t.Status.Conditions, smsv1.ConditionReady)
-	res, err := r.reconcile(ctx, &t)
-	t.Status.ObservedGeneration = t.Generation
-	if perr := r.patchStatus(ctx, before, &t, semanticChanged(before.Status, t.Status)); perr != nil {
-		return ctrl.Result{}, perr
-	}
-	if ready := meta.IsStatusConditionTrue(t.Status.Conditions, smsv1.ConditionReady); ready != wasReady {
-		c := meta.FindStatusCondition(t.Status.Conditions, smsv1.ConditionReady)
-		r.event(&t, !ready, c.Reason, c.Message)
-	}
-	return res, err
+	o := &tenantObservation{}
+	var err error
+	defer func() {
+		t.Status = tenantStatus(before, o, err)
+		if perr := r.patchStatus(ctx, before, &t, !equality.Semantic.DeepEqual(before.Status, t.Status)); perr != nil {
+			res, retErr = ctrl.Result{}, perr
+			return
+		}
+		r.announce(before, &t)
+	}()
+	res, err = r.reconcile(ctx, &t, o)
+	return outcome(res, err, r.poll())
 }
 
-// reconcile brings the kernel up and fills t.Status; a returned error is
-// also reported in the conditions.
-func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant) (ctrl.Result, error) {
+// announce records an Event when Ready changed.
+func (r *TenantReconciler) announce(before, t *smsv1.Tenant) {
+	wasReady := meta.IsStatusConditionTrue(before.Status.Conditions, smsv1.ConditionReady)
+	if ready := meta.IsStatusConditionTrue(t.Status.Conditions, smsv1.ConditionReady); ready != wasReady {
+		c := meta.FindStatusCondition(t.Status.Conditions, smsv1.ConditionReady)
+		r.event(t, !ready, c.Reason, c.Message)
+	}
+}
+
+// reconcile runs the phases of one Tenant's reconcile, recording what
+// they find in o: the Secrets and ConfigMaps its spec names (resolve),
+// the kernel the runtime runs (Ensure), the kernel's health and its
+// event stream.
+func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant, o *tenantObservation) (ctrl.Result, error) {
+	key := client.ObjectKeyFromObject(t)
 	spec, err := r.resolve(ctx, t)
 	var missing *missingRef
 	switch {
 	case errors.As(err, &missing):
 		// GitOps may apply the Secret after the Tenant: a watch on it
 		// wakes this reconcile.
-		r.reconciling(t, smsv1.ReasonReferenceNotFound, err.Error())
-		r.unwatch(client.ObjectKeyFromObject(t))
-		return ctrl.Result{RequeueAfter: r.poll()}, nil
+		r.unwatch(key)
+		return ctrl.Result{}, waitFor(smsv1.ReasonReferenceNotFound, err.Error())
 	case err != nil:
-		r.stalled(t, smsv1.ReasonInvalidSpec, err.Error())
-		r.unwatch(client.ObjectKeyFromObject(t))
-		return ctrl.Result{}, reconcile.TerminalError(err)
+		r.unwatch(key)
+		return ctrl.Result{}, invalidSpec(err)
 	}
 	st, err := r.Runtime.Ensure(ctx, spec)
 	if err != nil {
-		r.reconciling(t, smsv1.ReasonKernelStarting, err.Error())
-		return ctrl.Result{}, err
+		return ctrl.Result{}, &retryError{reason: smsv1.ReasonKernelStarting, err: err}
 	}
-	t.Status.Endpoint, t.Status.AdminEndpoint = st.Endpoint, st.AdminEndpoint
-	t.Status.AdminTokenSecret, t.Status.ChatTokenSecret = spec.AdminTokenSecret, spec.ChatTokenSecret
+	o.runtime, o.adminSecret, o.chatSecret = &st, spec.AdminTokenSecret, spec.ChatTokenSecret
 	if t.Spec.Suspend || !st.Running {
-		r.unwatch(client.ObjectKeyFromObject(t))
+		r.unwatch(key)
 	}
 	if t.Spec.Suspend {
-		setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReady, false, smsv1.ReasonSuspended, "the tenant is suspended; its data is kept")
-		setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReconciling, false, smsv1.ReasonSuspended, "")
-		setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionStalled, false, smsv1.ReasonSuspended, "")
+		o.suspended = true
 		return ctrl.Result{}, nil
 	}
 	if !st.Running {
-		r.reconciling(t, smsv1.ReasonKernelStarting, st.Message)
-		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+		return ctrl.Result{}, &waitError{reason: smsv1.ReasonKernelStarting, msg: st.Message, after: 2 * time.Second}
 	}
 	kc := adminv1.New(st.AdminEndpoint, spec.AdminToken, r.HTTP)
 	probe, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
 	state, err := kc.State(probe)
 	if err != nil {
-		r.reconciling(t, smsv1.ReasonKernelUnreachable, err.Error())
-		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+		return ctrl.Result{}, &waitError{reason: smsv1.ReasonKernelUnreachable, msg: err.Error(), after: 2 * time.Second}
 	}
 	if r.Watchers != nil {
 		r.Watchers.Ensure(t, st.AdminEndpoint, spec.AdminToken)
 	}
-	countPlugins(t, state)
-	setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReady, true, smsv1.ReasonKernelReady, fmt.Sprintf("kernel %s serves at %s", state.Kernel, st.Endpoint))
-	setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReconciling, false, smsv1.ReasonKernelReady, "")
-	setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionStalled, false, smsv1.ReasonKernelReady, "")
-	if r.Mirror != nil {
-		if err := r.Mirror.Sync(ctx, t, kc, state); err != nil {
-			log.FromContext(ctx).Error(err, "Mirror agent plugins")
-			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
-		}
-	}
+	o.state = &state
 	return ctrl.Result{RequeueAfter: r.poll()}, nil
 }
 
@@ -141,37 +136,6 @@ func (r *TenantReconciler) unwatch(key types.NamespacedName) {
 	}
 }
 
-func (r *TenantReconciler) reconciling(t *smsv1.Tenant, reason, msg string) {
-	setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReady, false, reason, msg)
-	setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReconciling, true, reason, msg)
-	setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionStalled, false, reason, "")
-}
-
-func (r *TenantReconciler) stalled(t *smsv1.Tenant, reason, msg string) {
-	setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReady, false, reason, msg)
-	setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionReconciling, false, reason, "")
-	setCond(&t.Status.Conditions, t.Generation).to(smsv1.ConditionStalled, true, reason, msg)
-}
-
-// countPlugins fills the plugin counts and taint from the kernel's state.
-func countPlugins(t *smsv1.Tenant, s adminv1.State) {
-	var c smsv1.PluginCounts
-	for _, f := range s.Fibers {
-		if f.Trust != adminv1.TrustAgent {
-			continue
-		}
-		switch f.State {
-		case adminv1.StateActive:
-			c.Mounted++
-		case adminv1.StateFailed:
-			c.Failed++
-		}
-	}
-	c.Pending = int32(len(s.Pending))
-	t.Status.Plugins = &c
-	t.Status.Taint = s.Taint
-}
-
 // resolve reads the secrets the tenant refers to, creating its admin
 // token on first use.
 func (r *TenantReconciler) resolve(ctx context.Context, t *smsv1.Tenant) (kernelruntime.Spec, error) {
@@ -183,8 +147,8 @@ func (r *TenantReconciler) resolve(ctx context.Context, t *smsv1.Tenant) (kernel
 	if err != nil {
 		return kernelruntime.Spec{}, err
 	}
-	spec := kernelruntime.Spec{Tenant: t, AdminToken: string(admin[adminTokenKey]), AdminTokenSecret: AdminTokenSecretName(t.Name),
-		ChatTokenSecret: ChatTokenSecretName(t.Name), ChatTokenAuth: chat[tokenAuthKey]}
+	spec := kernelruntime.Spec{Tenant: t, AdminToken: string(admin[smsv1.SecretKeyToken]), AdminTokenSecret: AdminTokenSecretName(t.Name),
+		ChatTokenSecret: ChatTokenSecretName(t.Name), ChatTokenAuth: chat[smsv1.SecretKeyTokenAuth]}
 	if m := t.Spec.Model; m != nil {
 		if m.KeySecretRef != nil {
 			if spec.ModelKey, err = r.secretKey(ctx, t.Namespace, *m.KeySecretRef); err != nil {
@@ -197,7 +161,7 @@ func (r *TenantReconciler) resolve(ctx context.Context, t *smsv1.Tenant) (kernel
 				return spec, fmt.Errorf("spec.model.scriptConfigMapRef: %w", err)
 			}
 			spec.ModelScript = []byte(script)
-		} else if m.Provider == "scripted" {
+		} else if m.Provider == smsv1.ModelScripted {
 			return spec, fmt.Errorf("spec.model: the scripted provider needs scriptConfigMapRef")
 		}
 	}
@@ -218,8 +182,8 @@ func (r *TenantReconciler) tokenSecret(ctx context.Context, t *smsv1.Tenant, nam
 	key := types.NamespacedName{Namespace: t.Namespace, Name: name}
 	err := r.Client.Get(ctx, key, &s)
 	if err == nil {
-		if len(s.Data[adminTokenKey]) == 0 {
-			return nil, fmt.Errorf("secret %s has no %q key", key.Name, adminTokenKey)
+		if len(s.Data[smsv1.SecretKeyToken]) == 0 {
+			return nil, fmt.Errorf("secret %s has no %q key", key.Name, smsv1.SecretKeyToken)
 		}
 		return s.Data, nil
 	}
@@ -233,7 +197,7 @@ func (r *TenantReconciler) tokenSecret(ctx context.Context, t *smsv1.Tenant, nam
 	token := hex.EncodeToString(raw)
 	s = corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: map[string]string{smsv1.LabelTenant: t.Name}},
-		Data:       map[string][]byte{adminTokenKey: []byte(token)},
+		Data:       map[string][]byte{smsv1.SecretKeyToken: []byte(token)},
 	}
 	if more != nil {
 		maps.Copy(s.Data, more(token))
@@ -249,7 +213,7 @@ func (r *TenantReconciler) tokenSecret(ctx context.Context, t *smsv1.Tenant, nam
 
 // chatTokenAuth is the kernel's --token-auth-file for the chat credential.
 func chatTokenAuth(token string) map[string][]byte {
-	return map[string][]byte{tokenAuthKey: fmt.Appendf(nil, "%s,%s,%q\n", token, ChatCredential, chatScopes)}
+	return map[string][]byte{smsv1.SecretKeyTokenAuth: fmt.Appendf(nil, "%s,%s,%q\n", token, ChatCredential, chatScopes)}
 }
 
 // missingRef is a referenced Secret or ConfigMap, or a key of one, that
@@ -294,7 +258,7 @@ func (r *TenantReconciler) configMapKey(ctx context.Context, ns string, ref core
 	return v, nil
 }
 
-// tenantOf maps an object with a tenant reference to its Tenant's request.
+// tenantRequest is the request of Tenant name in namespace ns.
 func tenantRequest(ns, name string) []ctrl.Request {
 	return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
 }

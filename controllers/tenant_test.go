@@ -126,7 +126,7 @@ func (s *stuckRuntime) Remove(context.Context, types.NamespacedName) error { ret
 
 // A transient failure (an AlreadyExists after cache lag, a kernel pod not
 // yet running) is retried and shows as Reconciling, never Stalled. Seen
-// failing with the runtime's error reported through stalled().
+// failing with the runtime's error reported as Stalled.
 func TestTenantTransientErrorsReconcile(t *testing.T) {
 	testenv.Need(t)
 	ctx := context.Background()

@@ -46,11 +46,10 @@ func verdictMessage(v adminv1.Verdict) string {
 	return msg
 }
 
-// busy reports a verdict the judge gave for want of capacity (Retry): it
-// is not recorded as the submission's verdict, so the same spec is
-// submitted again when the requeue after the poll interval (errWait)
-// comes round, and the plugin is Reconciling meanwhile.
-func (r *PluginReconciler) busy(p *smsv1.Plugin, v adminv1.Verdict) error {
-	r.waiting(p, smsv1.ReasonBusy, fmt.Sprintf("the %s gate has no room now and the operator submits it again: %s", v.Gate, v.Reason))
-	return errWait
+// busy is the wait of a verdict the judge gave for want of capacity
+// (Retry): it is not recorded as the submission's verdict, so the same
+// spec is submitted again when the requeue after the poll interval comes
+// round, and the plugin is Reconciling meanwhile.
+func busy(v adminv1.Verdict) error {
+	return waitFor(smsv1.ReasonBusy, fmt.Sprintf("the %s gate has no room now and the operator submits it again: %s", v.Gate, v.Reason))
 }

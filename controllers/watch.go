@@ -16,7 +16,8 @@ import (
 
 // Watchers follow each ready kernel's event stream, one goroutine per
 // tenant, and wake what an event concerns: the Plugins standing for the
-// event's plugin, and the tenant (whose reconcile mirrors agent plugins).
+// event's plugin, the tenant (whose reconcile counts its plugins) and the
+// tenant's Mirror.
 // A watcher that loses its stream reconnects with backoff and resumes
 // after the last event it saw; a hung kernel stalls only its own watcher.
 type Watchers struct {
@@ -27,6 +28,7 @@ type Watchers struct {
 
 	plugins chan event.TypedGenericEvent[*smsv1.Plugin]
 	tenants chan event.TypedGenericEvent[*smsv1.Tenant]
+	mirrors chan event.TypedGenericEvent[*smsv1.Tenant]
 
 	base   context.Context
 	stop   context.CancelFunc
@@ -48,7 +50,8 @@ func NewWatchers(d *Deps) *Watchers {
 	base, stop := context.WithCancel(context.Background())
 	return &Watchers{d: d, base: base, stop: stop, active: map[types.NamespacedName]*watcher{},
 		plugins: make(chan event.TypedGenericEvent[*smsv1.Plugin], 1024),
-		tenants: make(chan event.TypedGenericEvent[*smsv1.Tenant], 1024)}
+		tenants: make(chan event.TypedGenericEvent[*smsv1.Tenant], 1024),
+		mirrors: make(chan event.TypedGenericEvent[*smsv1.Tenant], 1024)}
 }
 
 // Start waits for the manager to stop, then stops every watcher. It
@@ -162,7 +165,8 @@ func (w *Watchers) run(ctx context.Context, key types.NamespacedName, kc *adminv
 	}
 }
 
-// deliver wakes the Plugins of the event's plugin and the tenant.
+// deliver wakes the Plugins of the event's plugin, the tenant and its
+// mirror.
 func (w *Watchers) deliver(ctx context.Context, key types.NamespacedName, e adminv1.Event) error {
 	if e.Plugin != "" {
 		plugins, err := w.d.pluginsOf(ctx, key.Namespace, indexPluginKernelID, kernelID(key.Name, e.Plugin))
@@ -178,11 +182,13 @@ func (w *Watchers) deliver(ctx context.Context, key types.NamespacedName, e admi
 		}
 	}
 	w.wakeTenant(ctx, key)
+	w.wakeMirror(ctx, key)
 	return nil
 }
 
-// wakeAll wakes every Plugin of the tenant.
+// wakeAll wakes every Plugin of the tenant, and its mirror.
 func (w *Watchers) wakeAll(ctx context.Context, key types.NamespacedName) {
+	w.wakeMirror(ctx, key)
 	plugins, err := w.d.pluginsOf(ctx, key.Namespace, indexPluginTenant, key.Name)
 	if err != nil {
 		return
@@ -197,10 +203,19 @@ func (w *Watchers) wakeAll(ctx context.Context, key types.NamespacedName) {
 }
 
 func (w *Watchers) wakeTenant(ctx context.Context, key types.NamespacedName) {
+	wake(ctx, w.tenants, key)
+}
+
+func (w *Watchers) wakeMirror(ctx context.Context, key types.NamespacedName) {
+	wake(ctx, w.mirrors, key)
+}
+
+// wake sends Tenant key to a controller's channel.
+func wake(ctx context.Context, ch chan<- event.TypedGenericEvent[*smsv1.Tenant], key types.NamespacedName) {
 	t := &smsv1.Tenant{}
 	t.Namespace, t.Name = key.Namespace, key.Name
 	select {
-	case w.tenants <- event.TypedGenericEvent[*smsv1.Tenant]{Object: t}:
+	case ch <- event.TypedGenericEvent[*smsv1.Tenant]{Object: t}:
 	case <-ctx.Done():
 	}
 }

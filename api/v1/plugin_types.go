@@ -90,7 +90,7 @@ const (
 // Verdict is the judge's answer to the last submission.
 type Verdict struct {
 	// Result is mounted, pending or rejected.
-	Result string `json:"result"`
+	Result VerdictResult `json:"result"`
 	// Gate names the gate or policy that decided.
 	// +optional
 	Gate string `json:"gate,omitempty"`
@@ -147,7 +147,7 @@ type Edit struct {
 	// +optional
 	By string `json:"by,omitempty"`
 	// Result is mounted, pending or rejected.
-	Result string `json:"result"`
+	Result VerdictResult `json:"result"`
 	// Message says why, for a rejection the gate and its reason.
 	// +optional
 	Message string `json:"message,omitempty"`

@@ -199,8 +199,9 @@ type TenantStatus struct {
 	// should read it; people approve through Approval objects.
 	// +optional
 	AdminTokenSecret string `json:"adminTokenSecret,omitempty"`
-	// ChatTokenSecret names the Secret (key "token") holding the
-	// credential people use with kubectl sms: read and chat, never approve.
+	// ChatTokenSecret names the Secret holding the credential people use
+	// with kubectl sms, under key "token" (SecretKeyToken): read and chat,
+	// never approve.
 	// +optional
 	ChatTokenSecret string `json:"chatTokenSecret,omitempty"`
 	// Plugins counts the kernel's agent plugins.

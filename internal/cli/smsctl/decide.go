@@ -118,8 +118,8 @@ func verdict(p *smsv1.Plugin) string {
 	switch {
 	case v == nil:
 		return "not judged yet"
-	case v.Result == string(smsv1.VerdictRejected) && v.Gate != "":
-		return v.Result + " by " + v.Gate
+	case v.Result == smsv1.VerdictRejected && v.Gate != "":
+		return string(v.Result) + " by " + v.Gate
 	}
-	return v.Result
+	return string(v.Result)
 }

@@ -44,7 +44,7 @@ func (o *options) kernel(ctx context.Context, tenant string) (*adminv1.Client, f
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: t.Status.ChatTokenSecret}, &s); err != nil {
 		return nil, nil, fmt.Errorf("read the kernel's chat credential: %w", err)
 	}
-	token := string(s.Data["token"])
+	token := string(s.Data[smsv1.SecretKeyToken])
 	hc := &http.Client{} // no timeout: a chat turn or a followed log lasts
 	u, err := url.Parse(t.Status.AdminEndpoint)
 	if err != nil {

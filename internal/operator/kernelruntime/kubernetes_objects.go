@@ -38,11 +38,9 @@ const (
 	k8sTmpVolume    = "tmp"
 	k8sTmpPath      = "/tmp"
 
-	k8sAdminTokenKey = "token"
-	k8sTokenAuthKey  = "tokens.csv"
-	k8sKeyFile       = "key"
-	k8sScriptFile    = "script.json"
-	k8sPostgresEnv   = "SMS_POSTGRES_URL"
+	k8sKeyFile     = "key"
+	k8sScriptFile  = "script.json"
+	k8sPostgresEnv = "SMS_POSTGRES_URL"
 )
 
 // k8sDefaultSize is the sqlite volume's size when spec.storage.sqlite.size
@@ -102,8 +100,8 @@ func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 		Listen:        fmt.Sprintf("0.0.0.0:%d", k8sPort),
 		AdminListen:   fmt.Sprintf("0.0.0.0:%d", k8sAdminPort),
 		Name:          t.Namespace + "/" + t.Name,
-		TokenFile:     k8sAdminPath + "/" + k8sAdminTokenKey,
-		TokenAuthFile: k8sChatPath + "/" + k8sTokenAuthKey,
+		TokenFile:     k8sAdminPath + "/" + smsv1.SecretKeyToken,
+		TokenAuthFile: k8sChatPath + "/" + smsv1.SecretKeyTokenAuth,
 		Executor:      string(t.Spec.Executor),
 		AutoApprove:   t.Spec.Judge.AutoApprove,
 	}
@@ -229,8 +227,8 @@ func (k *k8sKernel) env() []corev1.EnvVar {
 
 func (k *k8sKernel) volumes() []corev1.Volume {
 	vols := []corev1.Volume{
-		{Name: k8sAdminVolume, VolumeSource: k8sSecretVolume(k.adminSecret, k8sAdminTokenKey, k8sAdminTokenKey)},
-		{Name: k8sChatVolume, VolumeSource: k8sSecretVolume(k.chatSecret, k8sTokenAuthKey, k8sTokenAuthKey)},
+		{Name: k8sAdminVolume, VolumeSource: k8sSecretVolume(k.adminSecret, smsv1.SecretKeyToken, smsv1.SecretKeyToken)},
+		{Name: k8sChatVolume, VolumeSource: k8sSecretVolume(k.chatSecret, smsv1.SecretKeyTokenAuth, smsv1.SecretKeyTokenAuth)},
 		{Name: k8sTmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
 	m := k.tenant.Spec.Model

@@ -18,16 +18,17 @@ type Spec struct {
 	// Tenant is the tenant; runtimes read its spec and own their objects
 	// through it.
 	Tenant *smsv1.Tenant
-	// AdminTokenSecret names the Secret (key "token") holding AdminToken.
+	// AdminTokenSecret names the Secret (key smsv1.SecretKeyToken) holding
+	// AdminToken.
 	AdminTokenSecret string
 	// AdminToken is the operator's credential: every scope, approve
 	// included, which nobody else holds.
 	AdminToken string
-	// ChatTokenSecret names the Secret (keys "token" and "tokens.csv")
-	// of the credential people use through kubectl sms: read and chat,
-	// never approve or admin.
+	// ChatTokenSecret names the Secret (keys smsv1.SecretKeyToken and
+	// smsv1.SecretKeyTokenAuth) of the credential people use through
+	// kubectl sms: read and chat, never approve or admin.
 	ChatTokenSecret string
-	// ChatTokenAuth is that Secret's tokens.csv, the kernel's
+	// ChatTokenAuth is that Secret's smsv1.SecretKeyTokenAuth, the kernel's
 	// --token-auth-file.
 	ChatTokenAuth []byte
 	// ModelKey is the model's API key, read from spec.model.keySecretRef.

@@ -205,7 +205,7 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 		into *string
 	}{
 		{"admin-token", []byte(spec.AdminToken), &cfg.TokenFile},
-		{"tokens.csv", spec.ChatTokenAuth, &cfg.TokenAuthFile},
+		{smsv1.SecretKeyTokenAuth, spec.ChatTokenAuth, &cfg.TokenAuthFile},
 		{"model-key", []byte(spec.ModelKey), &cfg.Model.KeyFile},
 		{"model-script.json", spec.ModelScript, &cfg.Model.Script},
 	}

@@ -1,0 +1,72 @@
+package controllers
+
+import (
+	"fmt"
+
+	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
+)
+
+// tenantObservation is what one reconcile of a Tenant found. Its phases
+// fill it and write nothing else; tenantStatus maps it and the
+// reconcile's error to the status, once.
+type tenantObservation struct {
+	// runtime is where the runtime runs the tenant's kernel; nil until
+	// it answered.
+	runtime *kernelruntime.Status
+	// adminSecret and chatSecret name the tenant's credential Secrets.
+	adminSecret, chatSecret string
+	// suspended: the spec suspends the tenant and the runtime stopped
+	// its kernel.
+	suspended bool
+	// state is the kernel's answer to the health check; nil when it gave
+	// none.
+	state *adminv1.State
+}
+
+// tenantStatus is the status Tenant t shows after a reconcile that
+// observed o and ended with err. It reads t and writes nothing: the
+// Tenant reconciler patches what it returns.
+func tenantStatus(t *smsv1.Tenant, o *tenantObservation, err error) smsv1.TenantStatus {
+	s := *t.Status.DeepCopy()
+	if k := o.runtime; k != nil {
+		s.Endpoint, s.AdminEndpoint = k.Endpoint, k.AdminEndpoint
+		s.AdminTokenSecret, s.ChatTokenSecret = o.adminSecret, o.chatSecret
+	}
+	r, ok := readinessOf(err)
+	switch {
+	case ok:
+	case o.suspended:
+		r, ok = readiness{paused: true, reason: smsv1.ReasonSuspended, msg: "the tenant is suspended; its data is kept"}, true
+	case o.state != nil && o.runtime != nil:
+		countPlugins(&s, *o.state)
+		r, ok = readiness{ok: true, reason: smsv1.ReasonKernelReady, msg: fmt.Sprintf("kernel %s serves at %s", o.state.Kernel, o.runtime.Endpoint)}, true
+	}
+	if ok {
+		setProgress(conditions{&s.Conditions, t.Generation}, r, err)
+	}
+	if observed(err) {
+		s.ObservedGeneration = t.Generation
+	}
+	return s
+}
+
+// countPlugins fills the plugin counts and taint from the kernel's state.
+func countPlugins(st *smsv1.TenantStatus, s adminv1.State) {
+	var c smsv1.PluginCounts
+	for _, f := range s.Fibers {
+		if f.Trust != adminv1.TrustAgent {
+			continue
+		}
+		switch f.State {
+		case adminv1.StateActive:
+			c.Mounted++
+		case adminv1.StateFailed:
+			c.Failed++
+		}
+	}
+	c.Pending = int32(len(s.Pending))
+	st.Plugins = &c
+	st.Taint = s.Taint
+}
