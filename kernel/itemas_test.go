@@ -14,7 +14,7 @@ type shapeItem struct {
 // TestItemAsReadsEveryForm: a value, a pointer and the JSON shape read the
 // same; a nil pointer and an unknown key are errors naming the shape.
 // Dropping the nil check panics here; decoding without DecodeItem's
-// unknown-key refusal lets "nmae" through.
+// unknown-key refusal lets "title" through.
 func TestItemAsReadsEveryForm(t *testing.T) {
 	for _, item := range []any{shapeItem{"a"}, &shapeItem{"a"}, map[string]any{"name": "a"}} {
 		got, err := kernel.ItemAs[shapeItem](item, "an item is {name}")
@@ -22,7 +22,7 @@ func TestItemAsReadsEveryForm(t *testing.T) {
 			t.Errorf("ItemAs(%#v) = %+v, %v; want {a}", item, got, err)
 		}
 	}
-	for _, item := range []any{(*shapeItem)(nil), map[string]any{"nmae": "a"}} {
+	for _, item := range []any{(*shapeItem)(nil), map[string]any{"title": "a"}} {
 		_, err := kernel.ItemAs[shapeItem](item, "an item is {name}")
 		if err == nil || !strings.HasPrefix(err.Error(), "an item is {name}") {
 			t.Errorf("ItemAs(%#v) error = %v, want one naming the shape", item, err)

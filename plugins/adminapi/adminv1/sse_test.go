@@ -58,7 +58,7 @@ func TestSSEFrameBound(t *testing.T) {
 		t.Fatal("ReadSSE of an oversized frame: nil error")
 	}
 	stop := errors.New("stop")
-	if err := adminv1.ReadSSE(strings.NewReader("data: 1\n\ndata: 2\n\n"), func(adminv1.SSEFrame) error { return stop }); err != stop {
+	if err := adminv1.ReadSSE(strings.NewReader("data: 1\n\ndata: 2\n\n"), func(adminv1.SSEFrame) error { return stop }); !errors.Is(err, stop) {
 		t.Fatalf("ReadSSE = %v, want fn's error", err)
 	}
 }
