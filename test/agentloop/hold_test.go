@@ -16,7 +16,7 @@ import (
 func TestDefineAfterAnAdminsDisableStaysDisabled(t *testing.T) {
 	v2 := defineDoubler()
 	v2[0].Input = []byte(strings.Replace(string(v2[0].Input), `"version":"1"`, `"version":"2"`, 1))
-	b := scopedKernel(t, executors[0].make, defineDoubler(), text("defined"), v2, text("defined again"))
+	b := scopedKernel(t, cases[0].Plain, defineDoubler(), text("defined"), v2, text("defined again"))
 	admin := caller{b, "admin-token"}
 	if res, isErr := step(t, b, "admin-token", "define it"); isErr || !strings.Contains(res, `"mounted"`) {
 		t.Fatalf("plugin_define = %s, want mounted", res)

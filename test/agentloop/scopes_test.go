@@ -72,10 +72,10 @@ func step(t *testing.T, b *baseline.Baseline, token, text string) (result string
 // scopes); and, with only the admin API's check removed, carol's REST
 // resubmission answered 200 mounted.
 func TestAgentCannotUndoAnAdminsDisable(t *testing.T) {
-	for _, e := range executors {
-		t.Run(e.name, func(t *testing.T) {
+	for _, e := range cases {
+		t.Run(e.Name, func(t *testing.T) {
 			id := map[string]any{"id": "agent.doubler"}
-			b := scopedKernel(t, e.make,
+			b := scopedKernel(t, e.Plain,
 				defineDoubler(), text("defined"),
 				[]contracts.Block{toolUse("plugin_enable", id)}, text("enabled?"),
 				[]contracts.Block{toolUse("plugin_uninstall", id)}, text("removed?"),

@@ -39,9 +39,9 @@ func ledger(id string) map[string]any {
 // Seen failing without the ownership undo: the second plugin was rejected
 // at mount with "table m_ledger was created by plugin agent.thrower".
 func TestRolledBackMountLeavesNoOwner(t *testing.T) {
-	for _, x := range executors {
-		t.Run(x.name, func(t *testing.T) {
-			s := boot(t, filepath.Join(t.TempDir(), "kernel.db"), x.make(t), nil)
+	for _, x := range cases {
+		t.Run(x.Name, func(t *testing.T) {
+			s := boot(t, filepath.Join(t.TempDir(), "kernel.db"), x.Plain(t), nil)
 			defer s.close()
 			verdict := s.mount(ledger("agent.thrower"), `export default async function activate(cap) {
   const models = await cap.invoke('orm-user', 'models')
@@ -68,9 +68,9 @@ func TestRolledBackMountLeavesNoOwner(t *testing.T) {
 // touched. It runs on both executors. Seen failing without the bound: the
 // write inserted its 10,002 join rows and the method answered "written".
 func TestAgentWriteLinksBounded(t *testing.T) {
-	for _, x := range executors {
-		t.Run(x.name, func(t *testing.T) {
-			s := boot(t, filepath.Join(t.TempDir(), "kernel.db"), x.make(t), nil)
+	for _, x := range cases {
+		t.Run(x.Name, func(t *testing.T) {
+			s := boot(t, filepath.Join(t.TempDir(), "kernel.db"), x.Plain(t), nil)
 			defer s.close()
 			manifest := map[string]any{"id": "agent.pins", "version": "1", "inject": []string{orm.UserKey}, "points": []string{orm.MethodPoint},
 				"contributes": map[string]any{orm.ModelPoint: []any{map[string]any{"name": "pin", "fields": map[string]any{

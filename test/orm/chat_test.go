@@ -126,8 +126,8 @@ func wantOverdue(t *testing.T, got string) {
 // plugin keeps the field's data in its column, and enabling brings it back.
 // It runs on both executors.
 func TestChatAddsDiscountAndOverdueTool(t *testing.T) {
-	for _, x := range executors {
-		t.Run(x.name, func(t *testing.T) { chatScenario(t, x.make) })
+	for _, x := range cases {
+		t.Run(x.Name, func(t *testing.T) { chatScenario(t, x.Plain) })
 	}
 }
 

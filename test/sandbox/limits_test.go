@@ -39,7 +39,7 @@ func (s *server) verdict(who string, p map[string]any) map[string]any {
 // Seen failing without the judge naming the requester in the load's
 // context: alice's second plugin mounted.
 func TestRequesterShareRefusedAtLoadGate(t *testing.T) {
-	exec, err := isolated.New(isolated.Options{Command: []string{os.Args[0]}, Env: []string{childEnv}, MaxChildrenPerRequester: 1})
+	exec, err := isolated.New(isolated.Options{Command: []string{os.Args[0]}, Env: []string{childVar + "=1"}, MaxChildrenPerRequester: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

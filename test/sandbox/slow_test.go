@@ -13,6 +13,7 @@ import (
 
 	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/drivers/executor/executortest"
+	"github.com/sms-baseline/sms/drivers/executor/goja"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -158,9 +159,9 @@ func answer(t *testing.T, done <-chan *httptest.ResponseRecorder) *httptest.Resp
 // context.WithoutCancel and not cancelled when the request returns: the
 // host call ran on after the client had left, until the service's guard.
 func TestSlowHostCallClientLeaves(t *testing.T) {
-	for _, x := range executors {
-		t.Run(x.name, func(t *testing.T) {
-			s := boot(t, x.make(t, time.Minute))
+	for _, x := range cases {
+		t.Run(x.Name, func(t *testing.T) {
+			s := boot(t, x.New(t, goja.Options{Deadline: time.Minute}))
 			s.submit(slowRoute)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -189,9 +190,9 @@ func TestSlowHostCallClientLeaves(t *testing.T) {
 // Seen failing without the fix (isolated): the host call's context never
 // ended, and the request returned only when the service gave up.
 func TestSlowHostCallStopsAtDeadline(t *testing.T) {
-	for _, x := range executors {
-		t.Run(x.name, func(t *testing.T) {
-			s := boot(t, x.make(t, time.Second))
+	for _, x := range cases {
+		t.Run(x.Name, func(t *testing.T) {
+			s := boot(t, x.New(t, goja.Options{Deadline: time.Second}))
 			s.submit(slowRoute)
 			done := s.getSlow(context.Background())
 			s.submit(otherRoute)
