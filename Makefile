@@ -83,15 +83,14 @@ binaries: | $(LOCALBIN) ## Build bin/manager and bin/kubectl-sms (the kubectl pl
 	go build -o $(LOCALBIN)/kubectl-sms ./cmd/kubectl-sms
 
 .PHONY: test
-test: vet ## Run go vet, the architecture test, then every test with -race against a throwaway Postgres and envtest's API server (built once by hack/setup-envtest.sh); print total coverage; run every benchmark once; then the tests on a real one-node cluster (hack/realk8s.sh).
+test: vet ## Run go vet, the architecture test, then every test and every benchmark (once, so that none can break unnoticed) with -race against a throwaway Postgres and envtest's API server (built once by hack/setup-envtest.sh); print total coverage; then the tests on a real one-node cluster (hack/realk8s.sh).
 	go test -count=1 ./internal/architecture/
 	envtest_env="$$(hack/setup-envtest.sh)" || exit 1; eval "$$envtest_env"; \
 	pg_env="$$(hack/postgres.sh start)" || exit 1; eval "$$pg_env"; \
 	trap 'hack/postgres.sh stop "$$SMS_POSTGRES_DIR"' EXIT; \
-	SMS_REQUIRE_POSTGRES=1 go test $(TEST_FLAGS) -count=1 -coverpkg=./... -coverprofile=$(COVER_PROFILE) $(TEST_PKGS); \
-	go tool cover -func=$(COVER_PROFILE) | tail -n 1; \
-	echo "Every benchmark, once, so that none can break unnoticed:"; \
-	SMS_REQUIRE_POSTGRES=1 go test -count=1 -run '^$$' -bench . -benchtime 1x $(TEST_PKGS) | { grep -Ev '^(ok|PASS|goos|goarch|pkg|cpu|Benchmark|\?)' || true; }
+	SMS_REQUIRE_POSTGRES=1 go test $(TEST_FLAGS) -count=1 -coverpkg=./... -coverprofile=$(COVER_PROFILE) \
+		-bench . -benchtime 1x $(TEST_PKGS) | { grep --line-buffered -Ev '^(PASS$$|goos|goarch|pkg|cpu|Benchmark\S+\s+[0-9])' || true; }; \
+	go tool cover -func=$(COVER_PROFILE) | tail -n 1
 	echo "The real-cluster tests (hack/realk8s.sh; builds its components once):"
 	go test -count=1 -timeout 30m $(CLUSTER_PKGS)
 
