@@ -317,10 +317,10 @@ func jsonNum(n int64) string { raw, _ := json.Marshal(n); return string(raw) }
 func TestAuthenticator(t *testing.T) {
 	f := setup(t, options{token: token}, kernel.Plugin{
 		Manifest: kernel.Manifest{ID: "app.sessions", Version: "1", Contributes: map[string][]any{
-			smshttp.AuthenticatorPoint: {smshttp.Authenticator{Name: "cookie", Authenticate: func(r *http.Request) (smshttp.Principal, bool) {
+			smshttp.AuthenticatorPoint: {smshttp.Authenticator{Name: "cookie", Authenticate: func(r *http.Request) (smshttp.Principal, error) {
 				c, err := r.Cookie("admin")
 				ok := err == nil && c.Value == "yes"
-				return smshttp.Principal{Authenticated: ok, Name: "session", Scopes: []smshttp.Scope{smshttp.ScopeRead}}, ok
+				return smshttp.Principal{Authenticated: ok, Name: "session", Scopes: []smshttp.Scope{smshttp.ScopeRead}}, nil
 			}}},
 		}},
 	})

@@ -181,6 +181,18 @@ type Service interface {
 	Update(ctx context.Context, name string, id int64, values map[string]any) (Record, error)
 	// Delete removes a record.
 	Delete(ctx context.Context, name string, id int64) error
+	// SetGuard installs the guard the REST routes and agent code (Invoke)
+	// are checked against; Go callers are system code and are not. There
+	// is one at a time: a second is refused until the returned function
+	// removes the first.
+	SetGuard(g Guard) (remove func(), err error)
+}
+
+// Guard decides what a REST caller or agent code may do to a collection:
+// action is read, create, write or unlink, and the caller is the
+// principal ctx carries. A collection declared Public skips it over REST.
+type Guard interface {
+	Can(ctx context.Context, collection, action string) error
 }
 
 // Errors the Service wraps; their messages name the collection and field.
@@ -191,6 +203,8 @@ var (
 	ErrInvalid = errors.New("invalid")
 	// ErrRejected: a before hook refused the write; nothing was written.
 	ErrRejected = errors.New("rejected by a hook")
+	// ErrForbidden: the guard refused the caller.
+	ErrForbidden = errors.New("forbidden")
 )
 
 // Table returns the table name of a collection.

@@ -25,6 +25,9 @@ var invokeMethods = map[string]func(s *service, ctx context.Context, args []any)
 	"delete": invokeDelete,
 }
 
+// invokeActions are what the guard is asked about each record method.
+var invokeActions = map[string]string{"list": "read", "get": "read", "create": "create", "update": "write", "delete": "unlink"}
+
 // Invoke implements kernel.Invoker. Arguments are decoded JSON: names are
 // strings, ids whole numbers, values and list options objects.
 func (s *service) Invoke(ctx context.Context, method string, args []any) (any, error) {
@@ -32,6 +35,15 @@ func (s *service) Invoke(ctx context.Context, method string, args []any) (any, e
 	if !ok {
 		return nil, invalidf("collections has no method %q; it has %s", method,
 			strings.Join(slices.Sorted(maps.Keys(invokeMethods)), ", "))
+	}
+	if action, ok := invokeActions[method]; ok {
+		name, err := argName(args)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.allow(ctx, name, action); err != nil {
+			return nil, err
+		}
 	}
 	return fn(s, ctx, args)
 }

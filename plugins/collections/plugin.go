@@ -17,6 +17,10 @@ const PluginID = "sms.collections"
 type Options struct {
 	// Now is the clock for created_at and updated_at; the default is time.Now.
 	Now func() time.Time
+	// RequireGuard refuses REST callers and agent code while no guard is
+	// set, instead of letting them through (public collections stay open
+	// over REST).
+	RequireGuard bool
 }
 
 // Plugin returns the collections system plugin with default options.
@@ -46,6 +50,7 @@ func activate(_ context.Context, c *kernel.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	s.requireGuard = opts.RequireGuard
 	api := c.Kernel()
 	if err := define(api, s); err != nil {
 		return err

@@ -19,17 +19,18 @@ func (s *service) routes() []smshttp.Route {
 	read, write := smshttp.ScopeRead, smshttp.ScopeAdmin
 	return []smshttp.Route{
 		{Method: http.MethodGet, Path: restPath, Handler: s.restDefinitions, Scope: read},
-		{Method: http.MethodGet, Path: restPath + "/:name", Handler: s.restList, Scope: read, Public: s.public},
-		{Method: http.MethodPost, Path: restPath + "/:name", Handler: s.restCreate, Scope: write, Public: s.public},
-		{Method: http.MethodGet, Path: restPath + "/:name/:id", Handler: s.restGet, Scope: read, Public: s.public},
-		{Method: http.MethodPatch, Path: restPath + "/:name/:id", Handler: s.restUpdate, Scope: write, Public: s.public},
-		{Method: http.MethodDelete, Path: restPath + "/:name/:id", Handler: s.restDelete, Scope: write, Public: s.public},
+		{Method: http.MethodGet, Path: restPath + "/:name", Handler: s.restList, Scope: read, Public: s.public, Users: true},
+		{Method: http.MethodPost, Path: restPath + "/:name", Handler: s.restCreate, Scope: write, Public: s.public, Users: true},
+		{Method: http.MethodGet, Path: restPath + "/:name/:id", Handler: s.restGet, Scope: read, Public: s.public, Users: true},
+		{Method: http.MethodPatch, Path: restPath + "/:name/:id", Handler: s.restUpdate, Scope: write, Public: s.public, Users: true},
+		{Method: http.MethodDelete, Path: restPath + "/:name/:id", Handler: s.restDelete, Scope: write, Public: s.public, Users: true},
 	}
 }
 
 // public reports whether the request is for a collection declared public:
 // then it needs no credential. Reads need the read scope otherwise, and
-// writes the admin scope.
+// writes the admin scope, or a user's session (Users), and then the guard
+// decides.
 func (s *service) public(r *smshttp.Request) bool {
 	c, ok := s.reg.definition(r.Params["name"])
 	return ok && c.Public
@@ -40,6 +41,9 @@ func (s *service) restDefinitions(context.Context, *smshttp.Request) (*smshttp.R
 }
 
 func (s *service) restList(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	if err := s.restAllow(ctx, r, "read"); err != nil {
+		return nil, err
+	}
 	opts, err := queryOptions(r.Query)
 	if err != nil {
 		return nil, err
@@ -52,6 +56,9 @@ func (s *service) restList(ctx context.Context, r *smshttp.Request) (*smshttp.Re
 }
 
 func (s *service) restCreate(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	if err := s.restAllow(ctx, r, "create"); err != nil {
+		return nil, err
+	}
 	values, err := bodyObject(r)
 	if err != nil {
 		return nil, err
@@ -64,6 +71,9 @@ func (s *service) restCreate(ctx context.Context, r *smshttp.Request) (*smshttp.
 }
 
 func (s *service) restGet(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	if err := s.restAllow(ctx, r, "read"); err != nil {
+		return nil, err
+	}
 	id, err := pathID(r)
 	if err != nil {
 		return nil, err
@@ -76,6 +86,9 @@ func (s *service) restGet(ctx context.Context, r *smshttp.Request) (*smshttp.Res
 }
 
 func (s *service) restUpdate(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	if err := s.restAllow(ctx, r, "write"); err != nil {
+		return nil, err
+	}
 	id, err := pathID(r)
 	if err != nil {
 		return nil, err
@@ -92,6 +105,9 @@ func (s *service) restUpdate(ctx context.Context, r *smshttp.Request) (*smshttp.
 }
 
 func (s *service) restDelete(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+	if err := s.restAllow(ctx, r, "unlink"); err != nil {
+		return nil, err
+	}
 	id, err := pathID(r)
 	if err != nil {
 		return nil, err
@@ -102,14 +118,27 @@ func (s *service) restDelete(ctx context.Context, r *smshttp.Request) (*smshttp.
 	return &smshttp.Response{Status: http.StatusNoContent}, nil
 }
 
+// restAllow asks the guard about a REST request, unless it is for a
+// public collection.
+func (s *service) restAllow(ctx context.Context, r *smshttp.Request, action string) error {
+	if s.public(r) {
+		return nil
+	}
+	return restErr(s.allow(ctx, r.Params["name"], action))
+}
+
 // restErr gives errors the caller can act on their HTTP kind; anything
 // else stays internal (the http plugin logs it and names this plugin).
 func restErr(err error) error {
 	switch {
+	case err == nil:
+		return nil
 	case errors.Is(err, ErrNotFound):
 		return smshttp.NewError(smshttp.KindNotFound, err.Error())
 	case errors.Is(err, ErrInvalid), errors.Is(err, ErrRejected):
 		return smshttp.NewError(smshttp.KindValidation, err.Error())
+	case errors.Is(err, ErrForbidden):
+		return smshttp.NewError(smshttp.KindForbidden, err.Error())
 	}
 	return err
 }

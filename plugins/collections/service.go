@@ -37,6 +37,11 @@ type service struct {
 
 	migMu    sync.Mutex
 	migrated map[string]string // collection -> field names its table is known to have
+
+	requireGuard bool
+	guardMu      sync.RWMutex
+	guard        Guard
+	guardSeq     uint64
 }
 
 var _ Service = (*service)(nil)

@@ -10,22 +10,37 @@ import (
 )
 
 // authenticate says who r comes from: a configured credential named by
-// its bearer token, else an authenticator's principal, else anonymous.
-func (s *server) authenticate(r *http.Request) Principal {
+// its bearer token, else an authenticator's principal, else anonymous. An
+// authenticator's error refuses the request.
+func (s *server) authenticate(r *http.Request) (Principal, error) {
 	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		sum := sha256.Sum256([]byte(tok))
 		for _, c := range s.creds {
 			if subtle.ConstantTimeCompare(sum[:], c.sum[:]) == 1 {
-				return Principal{Authenticated: true, Name: c.Name, Scopes: slices.Clone(c.Scopes)}
+				return Principal{Authenticated: true, Name: c.Name, Scopes: slices.Clone(c.Scopes)}, nil
 			}
 		}
 	}
 	for _, a := range s.authenticators() {
-		if p, ok := a.Authenticate(r); ok && p.Authenticated {
-			return p
+		p, err := a.Authenticate(r)
+		if err != nil {
+			return Principal{}, err
+		}
+		if p.Authenticated {
+			return p, nil
 		}
 	}
-	return Principal{}
+	return Principal{}, nil
+}
+
+// Credential implements Service.
+func (s *server) Credential(name string) (Principal, bool) {
+	for _, c := range s.creds {
+		if c.Name == name {
+			return Principal{Authenticated: true, Name: c.Name, Scopes: slices.Clone(c.Scopes)}, true
+		}
+	}
+	return Principal{}, false
 }
 
 // Secured implements Service.
@@ -37,7 +52,7 @@ func (s *server) Secured() bool {
 
 // admit checks that who may call rt; req is the request as handlers see it.
 func (s *server) admit(rt *route, who Principal, req *Request) error {
-	if rt.scope == "" || !s.Secured() || rt.public != nil && rt.public(req) {
+	if rt.scope == "" || !s.Secured() || rt.public != nil && rt.public(req) || rt.users && who.UserID != 0 {
 		return nil
 	}
 	if !who.Authenticated {

@@ -49,6 +49,9 @@ type Service interface {
 	// Secured reports whether any credential is configured: then every
 	// route with a Scope needs a credential that holds it.
 	Secured() bool
+	// Credential is the principal of the configured credential name, as
+	// a request bearing its token gets it; false for no such credential.
+	Credential(name string) (Principal, bool)
 }
 
 // RouteInfo describes a served route.
@@ -74,6 +77,11 @@ type Route struct {
 	// Admin routes are served only on the admin listener when the kernel
 	// has one (Service.AppHandler leaves them out).
 	Admin bool
+	// Users admits every principal that stands for an application user
+	// (Principal.UserID set), whatever its scopes: the handler's guard
+	// decides what each user may do (the ORM's and the collections' REST
+	// routes). Bearer credentials still need Scope.
+	Users bool
 }
 
 // Handler serves one request.
@@ -220,12 +228,21 @@ type Credential struct {
 	Scopes []Scope
 }
 
+// UserPrefix starts the name of every principal that stands for an
+// application user (an auth plugin's "user:alice"); no credential's name
+// may start with it, so none can pass for a user in chat sessions,
+// approvals or audit records.
+const UserPrefix = "user:"
+
 // Principal is who a request comes from, as handlers and agent code see it:
 // a name and scopes, never a secret. The zero Principal is anonymous.
 type Principal struct {
 	Authenticated bool    `json:"authenticated"`
 	Name          string  `json:"name,omitempty"`
 	Scopes        []Scope `json:"scopes,omitempty"`
+	// UserID is the application user a session stands for (an auth
+	// plugin's), zero for a bearer credential and for anonymous callers.
+	UserID int64 `json:"userId,omitempty"`
 }
 
 // Has reports whether the principal holds scope.
@@ -233,10 +250,13 @@ func (p Principal) Has(scope Scope) bool { return slices.Contains(p.Scopes, scop
 
 // Authenticator is an item of AuthenticatorPoint: it recognizes requests
 // by something other than a configured bearer token (an auth plugin's
-// sessions, say) and says who they come from.
+// sessions, say) and says who they come from. Authenticate answers an
+// authenticated Principal for a request it recognizes, the zero one for a
+// request it does not, and an error to refuse the request outright (a
+// session cookie on a mutation without its CSRF header, say).
 type Authenticator struct {
 	Name         string
-	Authenticate func(r *http.Request) (Principal, bool)
+	Authenticate func(r *http.Request) (Principal, error)
 }
 
 // Options configure the http plugin.

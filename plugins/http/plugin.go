@@ -27,6 +27,11 @@ func Plugin(opts Options) kernel.Plugin {
 
 func activate(c *kernel.Context, opts Options) error {
 	api := c.Kernel()
+	for _, cr := range opts.Credentials {
+		if strings.HasPrefix(cr.Name, UserPrefix) {
+			return NewError(KindValidation, fmt.Sprintf("credential %q: a credential's name may not start with %q, which names users", cr.Name, UserPrefix))
+		}
+	}
 	creds := hashCredentials(opts.Credentials)
 	s := &server{routes: &table{}, logger: c.Logger(), creds: creds, finders: newTokenFinders(creds),
 		reserved: newReservations(), auths: map[string]Authenticator{}}
@@ -139,6 +144,9 @@ func (caller) Invoke(ctx context.Context, method string, _ []any) (any, error) {
 			scopes[i] = string(sc)
 		}
 		out["name"], out["scopes"] = p.Name, scopes
+		if p.UserID != 0 {
+			out["userId"] = p.UserID
+		}
 	}
 	return out, nil
 }

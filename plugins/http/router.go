@@ -23,6 +23,7 @@ type route struct {
 	scope   Scope
 	public  func(*Request) bool
 	admin   bool
+	users   bool
 }
 
 // table is the routing table. Reads (requests) and writes (contributions)
@@ -71,7 +72,7 @@ func parseItem(item any) (*route, error) {
 	}
 	r := &route{method: method, path: path, parts: parts, handler: h}
 	if sys != nil {
-		r.scope, r.public, r.admin = sys.Scope, sys.Public, sys.Admin
+		r.scope, r.public, r.admin, r.users = sys.Scope, sys.Public, sys.Admin, sys.Users
 	}
 	return r, nil
 }

@@ -52,8 +52,11 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, admin bool) {
 	}
 	req := &Request{Method: r.Method, Path: r.URL.Path, Params: params, Query: firsts(r.URL.Query()),
 		Headers: firsts(r.Header), Raw: r}
-	who := s.authenticate(r)
-	if err := s.admit(rt, who, req); err != nil {
+	who, err := s.authenticate(r)
+	if err == nil {
+		err = s.admit(rt, who, req)
+	}
+	if err != nil {
 		WriteError(w, err)
 		return
 	}

@@ -53,7 +53,13 @@ func (s *service) SetGuard(g Guard) (func(), error) {
 // domain it narrows the action to. Sudo skips the guard.
 func (s *service) admit(ctx context.Context, op OpContext, model string, action Action) (Domain, error) {
 	g := s.currentGuard()
-	if op.Sudo || g == nil {
+	if op.Sudo {
+		return nil, nil
+	}
+	if g == nil {
+		if s.requireGuard {
+			return nil, &Error{Kind: ErrForbidden, Model: model, Msg: fmt.Sprintf("%s refused: no access control is active", action)}
+		}
 		return nil, nil
 	}
 	req := GuardRequest{Op: op, Model: model, Action: action}

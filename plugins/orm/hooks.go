@@ -36,7 +36,7 @@ func (s *service) before(ctx context.Context, sch *schema, c Change) error {
 		return errorf(ErrRejected, at{c.Model, ""}, "%s rejected: hooks are nested %d deep", c.Event, MaxHookDepth)
 	}
 	for _, h := range hooks {
-		if err := callHook(ctx, h.item.Handler, copyChange(c)); err != nil {
+		if err := callHook(s.asPlugin(ctx, h.plugin), h.item.Handler, copyChange(c)); err != nil {
 			return errorf(ErrRejected, at{c.Model, ""}, "%s rejected by a hook of plugin %s: %v", c.Event, h.plugin, err)
 		}
 	}
@@ -51,7 +51,7 @@ func (s *service) after(ctx context.Context, sch *schema, c Change) {
 	if hooks := hooksFor(sch, c, WhenAfter); len(hooks) > 0 {
 		if dctx, ok := deeper(ctx); ok {
 			for _, h := range hooks {
-				if err := callHook(dctx, h.item.Handler, copyChange(c)); err != nil {
+				if err := callHook(s.asPlugin(dctx, h.plugin), h.item.Handler, copyChange(c)); err != nil {
 					s.logger.Error("ORM hook failed", "model", c.Model, "on", string(c.Event), "plugin", h.plugin, "error", err)
 				}
 			}
@@ -61,6 +61,33 @@ func (s *service) after(ctx context.Context, sch *schema, c Change) {
 	}
 	c.When = ""
 	s.notify(ctx, c)
+}
+
+// actingKey carries the operation context an agent plugin's hook acts
+// with when it is not the writer's (asPlugin).
+type actingKey struct{}
+
+// asPlugin is ctx acting for whoever asked for plugin, when it is an
+// agent plugin and Options.ActAs says who that is: the hook's own ORM
+// calls act for them, not for the writer (whom Change.Op still names).
+func (s *service) asPlugin(ctx context.Context, plugin string) context.Context {
+	if s.actAs == nil || s.isSystem(plugin) {
+		return ctx
+	}
+	ctx = s.actAs(ctx, plugin)
+	op := s.contextOf(ctx)
+	op.Sudo = false
+	return context.WithValue(ctx, actingKey{}, op)
+}
+
+// actingOp is the operation context an agent hook acts with: asPlugin's,
+// else the writer's.
+func actingOp(ctx context.Context, writer OpContext) OpContext {
+	if op, ok := ctx.Value(actingKey{}).(OpContext); ok {
+		return op
+	}
+	writer.Sudo = false
+	return writer
 }
 
 func hooksFor(sch *schema, c Change, when When) []owned[Hook] {

@@ -185,7 +185,7 @@ func agentMethod(fn kernel.Func) MethodFunc {
 func agentHook(fn kernel.Func) HookFunc {
 	return func(ctx context.Context, c Change) error {
 		c.Op.Sudo = false
-		_, err := fn(WithOp(ctx, c.Op), c)
+		_, err := fn(WithOp(ctx, actingOp(ctx, c.Op)), c)
 		return err
 	}
 }

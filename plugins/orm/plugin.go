@@ -24,6 +24,20 @@ type Options struct {
 	// OpContext. It must never answer Sudo. The default answers the
 	// anonymous OpContext, so only the guard decides.
 	ContextOf func(ctx context.Context) OpContext
+	// RequireGuard refuses every operation but sudo ones while no guard is
+	// set, instead of allowing them: with users, an access-control plugin
+	// that is not active must close the data, never open it.
+	RequireGuard bool
+	// ActAs, when set, says who an agent plugin's hooks act for: the
+	// context a hook of plugin runs with (the person who asked for the
+	// plugin, with their rights at the time), in place of the writer whose
+	// write triggered it. System plugins' hooks keep the writer's context.
+	ActAs func(ctx context.Context, plugin string) context.Context
+	// UserREST serves the REST API on the application listener too, and
+	// admits every user's session whatever its scopes (smshttp.Route.Users):
+	// for a kernel with users, whose guard decides what each may do.
+	// Without it the REST API is the admin listener's alone.
+	UserREST bool
 	// ReadBudget is the estimated bytes all reads in flight may hold at
 	// once (DefaultReadBudget when zero): a read that does not fit beside
 	// the others is refused at once with ErrBusy, never made to wait.

@@ -18,17 +18,19 @@ const RESTPath = "/api/orm"
 
 // routes returns the REST API. Reads need the read scope and writes the
 // admin scope; then every call acts for whom ContextOf says, never sudo.
-// The routes are Admin ones: with an admin listener they answer only there.
+// The routes are Admin ones (with an admin listener they answer only
+// there) unless Options.UserREST, which serves them to users everywhere.
 func (s *service) routes() []smshttp.Route {
 	read, write := smshttp.ScopeRead, smshttp.ScopeAdmin
+	admin, users := !s.userREST, s.userREST
 	post := func(action string, scope smshttp.Scope, h func(context.Context, string, map[string]any) (*smshttp.Response, error)) smshttp.Route {
-		return smshttp.Route{Method: http.MethodPost, Path: RESTPath + "/:model/" + action, Scope: scope, Handler: s.rest(h), Admin: true}
+		return smshttp.Route{Method: http.MethodPost, Path: RESTPath + "/:model/" + action, Scope: scope, Handler: s.rest(h), Admin: admin, Users: users}
 	}
 	return []smshttp.Route{
-		{Method: http.MethodGet, Path: RESTPath, Scope: read, Admin: true, Handler: func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
+		{Method: http.MethodGet, Path: RESTPath, Scope: read, Admin: admin, Users: users, Handler: func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
 			return smshttp.JSON(map[string]any{"models": s.Models()}), nil
 		}},
-		{Method: http.MethodGet, Path: RESTPath + "/:model/spec", Scope: read, Admin: true, Handler: func(_ context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+		{Method: http.MethodGet, Path: RESTPath + "/:model/spec", Scope: read, Admin: admin, Users: users, Handler: func(_ context.Context, r *smshttp.Request) (*smshttp.Response, error) {
 			spec, err := s.Spec(r.Params["model"])
 			if err != nil {
 				return nil, restErr(err)

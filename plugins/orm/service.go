@@ -27,7 +27,11 @@ type service struct {
 	logger    *slog.Logger
 	contextOf func(context.Context) OpContext
 	isSystem  func(plugin string) bool
-	budget    *readBudget // shared by every read in flight
+	// requireGuard closes everything but sudo while no guard is set.
+	requireGuard bool
+	userREST     bool // Options.UserREST
+	actAs        func(ctx context.Context, plugin string) context.Context
+	budget       *readBudget // shared by every read in flight
 
 	// live is set while the activation that made this service is active;
 	// once dead, point validators check shapes and touch no database.
@@ -51,7 +55,7 @@ func newService(db contracts.Database, opts Options, logger *slog.Logger) (*serv
 	if err != nil {
 		return nil, fmt.Errorf("orm: %w", err)
 	}
-	s := &service{db: db, cols: cols, now: opts.Now, logger: logger, contextOf: opts.ContextOf,
+	s := &service{db: db, cols: cols, now: opts.Now, logger: logger, contextOf: opts.ContextOf, requireGuard: opts.RequireGuard, userREST: opts.UserREST, actAs: opts.ActAs,
 		migrated: map[string]string{}, listeners: map[Event]map[uint64]Listener{}, budget: newReadBudget(opts.ReadBudget)}
 	if s.now == nil {
 		s.now = time.Now

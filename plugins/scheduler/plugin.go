@@ -14,25 +14,40 @@ const PluginID = "sms.scheduler"
 // creates RunsTable if it is missing, defines the schedule point (open to
 // agent plugins) and provides Key, a system-only key whose value is the
 // Service.
-func Plugin() kernel.Plugin {
+func Plugin() kernel.Plugin { return New(Options{}) }
+
+// Options configure the plugin. Every field is optional.
+type Options struct {
+	// ActAs, when set, says who an agent plugin's jobs act for: the
+	// context a job of plugin runs with (the person who asked for the
+	// plugin, with their rights at the time the job runs). System
+	// plugins' jobs keep the tick's context.
+	ActAs func(ctx context.Context, plugin string) context.Context
+}
+
+// New returns the scheduler system plugin with opts.
+func New(opts Options) kernel.Plugin {
 	return kernel.Plugin{
 		Manifest: kernel.Manifest{ID: PluginID, Version: "1",
 			Inject: []string{contracts.DatabaseKey}, Provide: []string{Key},
 			Description: "Runs contributed jobs at fixed intervals when ticked"},
-		Activate: activate,
+		Activate: func(ctx context.Context, c *kernel.Context) error { return activate(ctx, c, opts) },
 	}
 }
 
-func activate(ctx context.Context, c *kernel.Context) error {
+func activate(ctx context.Context, c *kernel.Context, opts Options) error {
 	db, err := kernel.Lookup[contracts.Database](c, contracts.DatabaseKey)
 	if err != nil {
 		return err
 	}
-	s := &service{db: db, logger: c.Logger()}
+	api := c.Kernel()
+	s := &service{db: db, logger: c.Logger(), actAs: opts.ActAs, system: func(plugin string) bool {
+		v, ok := api.Fiber(plugin)
+		return ok && v.Trust == kernel.TrustSystem
+	}}
 	if err := s.migrate(ctx); err != nil {
 		return err
 	}
-	api := c.Kernel()
 	err = api.DefineKey(Key, kernel.KeyMeta{Description: "runs due scheduled jobs (scheduler.Service)",
 		MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem})
 	if err != nil {

@@ -16,7 +16,9 @@ type service struct {
 	db     contracts.Database
 	logger *slog.Logger
 	reg    registry
-	tickMu sync.Mutex // serializes ticks, so two never run one job twice
+	tickMu sync.Mutex                                               // serializes ticks, so two never run one job twice
+	actAs  func(ctx context.Context, plugin string) context.Context // Options.ActAs
+	system func(plugin string) bool
 }
 
 var _ Service = (*service)(nil)
@@ -128,7 +130,11 @@ func (s *service) run(ctx context.Context, e entry, now time.Time, prev *lastRun
 		r.LastRun = &t
 		next.failures = prev.failures
 	}
-	runErr := call(ctx, e.job.Handler, r)
+	runCtx := ctx
+	if s.actAs != nil && !s.system(e.plugin) {
+		runCtx = s.actAs(ctx, e.plugin)
+	}
+	runErr := call(runCtx, e.job.Handler, r)
 	if runErr != nil {
 		next.err, next.failures = runErr.Error(), next.failures+1
 		runErr = fmt.Errorf("job %q of plugin %s: %w", e.job.Name, e.plugin, runErr)
