@@ -10,7 +10,8 @@
 //	                       the one front end for agent code
 //	judge/                 ring 2: gates agent plugins (lint, policy, approval, mount)
 //	plugins/               ring 2: system plugins: http, collections, scheduler,
-//	                       orm, agentloop, adminapi (adminapi/adminv1: the admin
+//	                       orm, auth (users, sessions), rbac (groups, access,
+//	                       rules), agentloop, adminapi (adminapi/adminv1: the admin
 //	                       API's wire contract and client, standard library only)
 //	drivers/               ring 2: executors (goja, isolated), stores (sqlite,
 //	                       postgres), models (scripted, anthropic, openai,

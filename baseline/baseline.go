@@ -18,9 +18,11 @@ import (
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi"
 	"github.com/sms-baseline/sms/plugins/agentloop"
+	"github.com/sms-baseline/sms/plugins/auth"
 	"github.com/sms-baseline/sms/plugins/collections"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 	"github.com/sms-baseline/sms/plugins/orm"
+	"github.com/sms-baseline/sms/plugins/rbac"
 	"github.com/sms-baseline/sms/plugins/scheduler"
 )
 
@@ -55,6 +57,15 @@ type Options struct {
 	// request or chat turn acts for (the default: anonymous, and only a
 	// guard decides).
 	ORM orm.Options
+	// Auth, when set, gives the kernel users and access control: the auth
+	// plugin (users, sessions, /api/auth) and the rbac plugin (groups,
+	// access, rules), with the ORM and the collections closed to anyone
+	// rbac does not admit, the ORM acting for the request's user
+	// (rbac.OpContextOf, unless ORM.ContextOf is set) and its REST API
+	// served to users on the application listener too. Without it
+	// (local development) the data is open to whoever the credentials
+	// admit, and the kernel says so in /api/state and its log.
+	Auth *auth.Options
 	// Plugins are the application's own system plugins, installed last.
 	Plugins []kernel.Plugin
 	// Logger receives the kernel's and plugins' logs. Default: discarded.
@@ -74,7 +85,7 @@ type Baseline struct {
 }
 
 // systemPlugins returns the system plugins in install order.
-func systemPlugins(opts Options) []kernel.Plugin {
+func systemPlugins(opts Options, actAs func(context.Context, string) context.Context) []kernel.Plugin {
 	db := opts.Store.Database()
 	plugins := []kernel.Plugin{
 		{
@@ -88,15 +99,31 @@ func systemPlugins(opts Options) []kernel.Plugin {
 			},
 		},
 		smshttp.Plugin(smshttp.Options{Credentials: credentials(opts)}),
-		collections.Plugin(),
-		scheduler.Plugin(),
-		orm.New(opts.ORM),
-		judge.New(judge.Options{Executor: opts.Executor, Policy: opts.Policy, Logger: opts.Logger}).Plugin(),
+		collections.New(collections.Options{RequireGuard: opts.Auth != nil}),
+		scheduler.New(scheduler.Options{ActAs: actAs}),
+		orm.New(ormOptions(opts, actAs)),
 	}
+	if opts.Auth != nil {
+		plugins = append(plugins, auth.Plugin(*opts.Auth), rbac.Plugin())
+	}
+	plugins = append(plugins,
+		judge.New(judge.Options{Executor: opts.Executor, Policy: opts.Policy, Logger: opts.Logger}).Plugin())
 	if opts.Model != nil {
 		plugins = append(plugins, modelPlugin(opts.Model), agentloop.Plugin(agentloop.Options{Sessions: agentloop.DatabaseSessions(db)}))
 	}
 	return append(plugins, adminapi.Plugin(adminapi.Options{}))
+}
+
+// ormOptions are opts.ORM with what Auth needs of the ORM.
+func ormOptions(opts Options, actAs func(context.Context, string) context.Context) orm.Options {
+	o := opts.ORM
+	if opts.Auth != nil {
+		o.RequireGuard, o.UserREST, o.ActAs = true, true, actAs
+		if o.ContextOf == nil {
+			o.ContextOf = rbac.OpContextOf
+		}
+	}
+	return o
 }
 
 // AdminCredential is the name of the credential Options.AdminToken makes.
@@ -151,7 +178,11 @@ func New(ctx context.Context, opts Options) (*Baseline, error) {
 }
 
 func (b *Baseline) boot(ctx context.Context, opts Options) error {
-	system := systemPlugins(opts)
+	var actAs func(context.Context, string) context.Context
+	if opts.Auth != nil {
+		actAs = b.actAs
+	}
+	system := systemPlugins(opts, actAs)
 	for _, p := range append(system, opts.Plugins...) {
 		if err := b.Kernel.Install(p); err != nil {
 			return fmt.Errorf("baseline: install %s: %w", p.Manifest.ID, err)

@@ -163,7 +163,7 @@ func selfApproval(a *smsv1.Approval, p *smsv1.Plugin, t *smsv1.Tenant) string {
 	if a.Spec.Decision != smsv1.DecisionApproved || !t.Spec.Judge.ForbidSelfApproval || by == "" {
 		return ""
 	}
-	if !smsv1.IsRequester(by, a, p) {
+	if !smsv1.IsRequester(by, a, p, t) {
 		return ""
 	}
 	return fmt.Sprintf("%s approved plugin %s, which %s requested: tenant %s forbids self-approval; someone else must approve",

@@ -121,6 +121,8 @@ func testTenantMapping(t *testing.T) {
 	}{
 		{name: "ready", obs: &tenantObservation{runtime: running, state: state}, res: ctrl.Result{RequeueAfter: testPoll},
 			want: "Ready=T/KernelReady Reconciling=F Stalled=F gen=new requeue=1h0m0s mounted=1 failed=1"},
+		{name: "ready with users", obs: &tenantObservation{runtime: running, state: &adminv1.State{Kernel: "v1", Users: true}}, res: ctrl.Result{RequeueAfter: testPoll},
+			want: "Ready=T/KernelReady Reconciling=F Stalled=F gen=new requeue=1h0m0s mounted=0 failed=0 users"},
 		{name: "suspended", obs: &tenantObservation{runtime: &kernelruntime.Status{}, suspended: true},
 			want: "Ready=F/Suspended Reconciling=F/Suspended Stalled=F/Suspended gen=new ok"},
 		{name: "a referenced Secret is missing", obs: &tenantObservation{}, err: waitFor(smsv1.ReasonReferenceNotFound, "secret k does not exist"),
@@ -145,6 +147,9 @@ func testTenantMapping(t *testing.T) {
 			got := describe(s.Conditions, s.ObservedGeneration == tn.Generation, res, err)
 			if s.Plugins != nil {
 				got += fmt.Sprintf(" mounted=%d failed=%d", s.Plugins.Mounted, s.Plugins.Failed)
+			}
+			if s.Users {
+				got += " users"
 			}
 			if tt.obs.runtime != nil && s.Endpoint != tt.obs.runtime.Endpoint {
 				t.Errorf("endpoint %q, want %q", s.Endpoint, tt.obs.runtime.Endpoint)

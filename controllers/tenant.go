@@ -165,6 +165,11 @@ func (r *TenantReconciler) resolve(ctx context.Context, t *smsv1.Tenant) (kernel
 			return spec, fmt.Errorf("spec.model: the scripted provider needs scriptConfigMapRef")
 		}
 	}
+	if u := t.Spec.Users; u != nil && u.BootstrapAdminSecretRef != nil {
+		if spec.BootstrapAdmin, err = r.bootstrapAdmin(ctx, t.Namespace, u.BootstrapAdminSecretRef.Name); err != nil {
+			return spec, fmt.Errorf("spec.users.bootstrapAdminSecretRef: %w", err)
+		}
+	}
 	if p := t.Spec.Storage.Postgres; t.Spec.Storage.Driver == smsv1.StoragePostgres && p != nil {
 		if spec.PostgresURL, err = r.secretKey(ctx, t.Namespace, p.URLSecretRef); err != nil {
 			return spec, fmt.Errorf("spec.storage.postgres.urlSecretRef: %w", err)
@@ -244,6 +249,20 @@ func (r *TenantReconciler) secretKey(ctx context.Context, ns string, ref corev1.
 		return "", &missingRef{fmt.Sprintf("secret %s has no key %q", ref.Name, ref.Key)}
 	}
 	return string(v), nil
+}
+
+// bootstrapAdmin reads the first admin from the Secret name, as the
+// kernel's --bootstrap-admin-file reads it: the login, then the password.
+func (r *TenantReconciler) bootstrapAdmin(ctx context.Context, ns, name string) ([]byte, error) {
+	var vals [2]string
+	for i, key := range []string{smsv1.SecretKeyLogin, smsv1.SecretKeyPassword} {
+		v, err := r.secretKey(ctx, ns, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key})
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return []byte(vals[0] + "\n" + vals[1] + "\n"), nil
 }
 
 func (r *TenantReconciler) configMapKey(ctx context.Context, ns string, ref corev1.ConfigMapKeySelector) (string, error) {

@@ -52,7 +52,8 @@ func tenantStatus(t *smsv1.Tenant, o *tenantObservation, err error) smsv1.Tenant
 	return s
 }
 
-// countPlugins fills the plugin counts and taint from the kernel's state.
+// countPlugins fills the plugin counts, the taint and whether the kernel
+// has users from the kernel's state.
 func countPlugins(st *smsv1.TenantStatus, s adminv1.State) {
 	var c smsv1.PluginCounts
 	for _, f := range s.Fibers {
@@ -69,4 +70,5 @@ func countPlugins(st *smsv1.TenantStatus, s adminv1.State) {
 	c.Pending = int32(len(s.Pending))
 	st.Plugins = &c
 	st.Taint = s.Taint
+	st.Users = s.Users
 }

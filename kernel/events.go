@@ -64,6 +64,8 @@ type installedData struct {
 	CodeHash string   `json:"codeHash,omitempty"`
 	Trust    Trust    `json:"trust"`
 	Staged   bool     `json:"staged,omitempty"`
+	// RequestedBy is who asked for the agent plugin (WithRequester).
+	RequestedBy string `json:"requestedBy,omitempty"`
 }
 
 // mountedData is the payload of plugin/mounted: what is committed, which
@@ -111,6 +113,8 @@ type Target struct {
 	Enabled   bool     `json:"enabled"`
 	Installed bool     `json:"installed"` // false when only enable/disable was seen
 	Seq       int64    `json:"seq"`       // the event that first installed it
+	// RequestedBy is who asked for the installed version (WithRequester).
+	RequestedBy string `json:"requestedBy,omitempty"`
 	// Reversible: it is disabled by a disable that does not hold
 	// (Kernel.DisableReversibly). A disable that holds also holds for a
 	// version of an agent plugin installed after it, until plugin/enabled.
@@ -162,7 +166,8 @@ func (f *Folded) apply(e Event) error {
 		}
 		// An admin's disable outlives a new version of an agent plugin.
 		held := seen && prev.held() && d.Trust == TrustAgent
-		t := Target{Manifest: d.Manifest, CodeHash: d.CodeHash, Trust: d.Trust, Enabled: !held, Installed: true, Seq: seq}
+		t := Target{Manifest: d.Manifest, CodeHash: d.CodeHash, Trust: d.Trust, Enabled: !held, Installed: true, Seq: seq,
+			RequestedBy: d.RequestedBy}
 		if d.Staged {
 			f.Staged[e.Plugin] = t
 		} else {

@@ -28,6 +28,8 @@ type fiber struct {
 	code     []byte       // agent plugins
 	codeHash string
 	staged   bool // installed by Propose and not yet committed (Commit) or aborted
+	// requestedBy is who asked for an agent plugin's installed version.
+	requestedBy string
 	// reversible: the fiber was disabled with DisableReversibly, so
 	// EnableReversible may enable it again; every other disable holds.
 	reversible bool
@@ -65,6 +67,10 @@ type FiberView struct {
 	// Held is set on a disabled fiber whose disable only Enable undoes (an
 	// admin's); one DisableReversibly disabled is not held.
 	Held bool `json:"held,omitempty"`
+	// RequestedBy is who asked for an agent plugin's installed version
+	// (WithRequester on Propose): a credential's name, or user:<login>.
+	// Its scheduled jobs and hooks act as that person.
+	RequestedBy string `json:"requestedBy,omitempty"`
 }
 
 // view builds the fiber's view; the caller holds k.reg for reading.
@@ -76,7 +82,7 @@ func (k *Kernel) view(f *fiber) FiberView {
 		Points: f.manifest.DeclaredPoints(),
 		Inject: k.deps(f.manifest.Inject), Optional: k.deps(f.manifest.Optional),
 		Provides: append([]string{}, f.provides...), Scopes: append([]string(nil), f.manifest.Scopes...),
-		Effects: len(f.effects),
+		Effects: len(f.effects), RequestedBy: f.requestedBy,
 	}
 	if f.err != nil {
 		v.Error = f.err.Error()

@@ -187,14 +187,14 @@ func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
 		return k.wrapErr("propose", id, "store code", err)
 	}
 	k.Fault(FaultCodeStored)
-	data := installedData{Manifest: p.Manifest, CodeHash: hash, Trust: TrustAgent, Staged: true}
+	data := installedData{Manifest: p.Manifest, CodeHash: hash, Trust: TrustAgent, Staged: true, RequestedBy: RequesterOf(ctx)}
 	if err := k.appendEvent(ctx, EventPluginInstalled, id, data); err != nil {
 		return err
 	}
 	k.Fault(FaultInstalled)
 	f := k.mount(ctx, p.Manifest, p.Code, !k.heldLocked(id))
 	k.reg.Lock()
-	f.staged = true
+	f.staged, f.requestedBy = true, data.RequestedBy
 	k.reg.Unlock()
 	err = k.settleFor(ctx, f)
 	k.Fault(FaultActivated)
@@ -214,6 +214,7 @@ func (k *Kernel) mountTarget(ctx context.Context, t Target, code []byte) *fiber 
 	f := k.mount(ctx, t.Manifest, code, t.Enabled)
 	k.reg.Lock()
 	f.reversible = !t.Enabled && t.Reversible
+	f.requestedBy = t.RequestedBy
 	k.reg.Unlock()
 	return f
 }

@@ -182,3 +182,29 @@ func TestMemoryLogAndBlobs(t *testing.T) {
 		t.Fatal("append on a cancelled context succeeded")
 	}
 }
+
+// Who asked for an agent plugin is kept with its install and restored
+// with it, so that its jobs and hooks keep acting for them after a
+// restart; a newer version asked for by someone else names them. Seen
+// failing with mountTarget not copying Target.RequestedBy (the restored
+// fiber named nobody).
+func TestRestoreKeepsRequester(t *testing.T) {
+	ctx := context.Background()
+	w := world{kernel.NewMemoryLog(), kernel.NewMemoryBlobs(), kerneltest.NewExecutor()}
+	w.exec.Register("v1", func(context.Context, kernel.HostBridge, *kerneltest.Unit) error { return nil })
+	w.exec.Register("v2", func(context.Context, kernel.HostBridge, *kerneltest.Unit) error { return nil })
+	k1 := w.boot(t)
+	for _, step := range []struct{ who, version, code string }{{"user:cleo", "1", "v1"}, {"ops", "2", "v2"}} {
+		m := kernel.Manifest{ID: "agent.a", Version: step.version, Inject: []string{"db"}}
+		if err := kerneltest.Agent(kernel.WithRequester(ctx, step.who), k1, m, step.code); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := k1.Fiber("agent.a"); v.RequestedBy != step.who {
+			t.Fatalf("version %s requested by %q, want %q", step.version, v.RequestedBy, step.who)
+		}
+	}
+	k2 := w.boot(t)
+	if v, _ := k2.Fiber("agent.a"); v.RequestedBy != "ops" || v.Version != "2" {
+		t.Fatalf("restored %s requested by %q, want version 2 by ops", v.Version, v.RequestedBy)
+	}
+}

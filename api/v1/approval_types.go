@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -136,12 +138,39 @@ type ApprovalList struct {
 	Items           []Approval `json:"items"`
 }
 
-// IsRequester reports whether user asked for the code approval a is
-// about: as the Approval's spec.requestedBy, or as the sms.dev/requested-by
-// annotation the webhook stamps on Plugin p. Under a tenant's
-// forbidSelfApproval, a requester may not approve; both the webhook (when
-// the decision is made) and the operator (when it is carried to the
-// kernel) ask this.
-func IsRequester(user string, a *Approval, p *Plugin) bool {
-	return user != "" && (user == a.Spec.RequestedBy || user == p.Annotations[AnnotationRequestedBy])
+// IsRequester reports whether Kubernetes user asked for the code approval
+// a is about: as the Approval's spec.requestedBy, or as the
+// sms.dev/requested-by annotation the webhook stamps on Plugin p, or as
+// the application user (user:<login>) of tenant t who asked the agent for
+// it, mapped to a Kubernetes user by t's spec.users.kubernetesUsers (the
+// same name when not listed). Under a tenant's forbidSelfApproval, a
+// requester may not approve; both the webhook (when the decision is made)
+// and the operator (when it is carried to the kernel) ask this.
+func IsRequester(user string, a *Approval, p *Plugin, t *Tenant) bool {
+	if user == "" {
+		return false
+	}
+	for _, by := range []string{a.Spec.RequestedBy, p.Annotations[AnnotationRequestedBy]} {
+		if by == user {
+			return true
+		}
+		if login, ok := strings.CutPrefix(by, AppUserPrefix); ok && login != "" && kubernetesUserOf(t, login) == user {
+			return true
+		}
+	}
+	return false
+}
+
+// AppUserPrefix starts the requester of a plugin the agent defined for an
+// application user of the kernel (the kernel's http.UserPrefix).
+const AppUserPrefix = "user:"
+
+// kubernetesUserOf is the Kubernetes user who is application user login.
+func kubernetesUserOf(t *Tenant, login string) string {
+	if t != nil && t.Spec.Users != nil {
+		if k := t.Spec.Users.KubernetesUsers[login]; k != "" {
+			return k
+		}
+	}
+	return login
 }

@@ -13,3 +13,10 @@ const (
 	// scopes). A kernel pod mounts it under this name.
 	SecretKeyTokenAuth = "tokens.csv"
 )
+
+// The keys of the Secret TenantUsers.BootstrapAdminSecretRef names; a
+// kernel pod mounts them under these names.
+const (
+	SecretKeyLogin    = "login"
+	SecretKeyPassword = "password"
+)

@@ -167,6 +167,30 @@ type TenantSpec struct {
 	// Suspend scales the kernel to zero; its data is kept.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+	// Users turns on the application's users and access control in the
+	// kernel (sessions, groups, record rules; docs/auth.md). Without it
+	// the data is open to whoever the credentials admit. No user session
+	// ever carries approve: decisions come through Approval objects.
+	// +optional
+	Users *TenantUsers `json:"users,omitempty"`
+}
+
+// TenantUsers configures the kernel's users.
+type TenantUsers struct {
+	// BootstrapAdminSecretRef names a Secret in the tenant's namespace
+	// with the keys "login" and "password" (SecretKeyLogin,
+	// SecretKeyPassword): the first admin, created when no user has that
+	// login. A later change to the Secret never resets a password
+	// changed since.
+	// +optional
+	BootstrapAdminSecretRef *corev1.LocalObjectReference `json:"bootstrapAdminSecretRef,omitempty"`
+	// KubernetesUsers maps an application login to the Kubernetes user
+	// who is the same person, for judge.forbidSelfApproval: a plugin the
+	// agent defined in a chat of user:<login> may not be approved by that
+	// Kubernetes user. A login not listed is the Kubernetes user of the
+	// same name, so an unmapped name can only forbid more.
+	// +optional
+	KubernetesUsers map[string]string `json:"kubernetesUsers,omitempty"`
 }
 
 // PluginCounts counts a tenant's agent plugins by state.
@@ -210,6 +234,10 @@ type TenantStatus struct {
 	// Taint lists the kernel's sticky taint flags (auto-approval, ...).
 	// +optional
 	Taint []string `json:"taint,omitempty"`
+	// Users reports whether the kernel has application users, as the
+	// kernel itself says (spec.users asks for them).
+	// +optional
+	Users bool `json:"users,omitempty"`
 }
 
 // Tenant runs one kernel: its storage, model and judge policy.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -15,6 +17,8 @@ import (
 	"github.com/sms-baseline/sms/drivers/model/scripted"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/auth"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
 // Options configure New.
@@ -25,11 +29,21 @@ type Options struct {
 	AutoApprove bool
 	// AdminToken guards the admin API; empty leaves it open.
 	AdminToken string
+	// Credentials are more bearer tokens (baseline.Options.Credentials).
+	Credentials []smshttp.Credential
 	// Turns, when set, runs the chat agent on the scripted model replaying
 	// them, one turn per model call.
 	Turns [][]contracts.Block
 	// Model, when set, runs the chat agent on it; it wins over Turns.
 	Model contracts.ModelService
+	// Auth, when set, turns users and access control on (baseline.Options.Auth);
+	// the default leaves them off, as local development does.
+	Auth *auth.Options
+	// Logger, when set, receives the kernel's logs.
+	Logger *slog.Logger
+	// Store, when set, is the kernel's store (closed with the kernel); the
+	// default is a private in-memory SQLite database.
+	Store contracts.Store
 }
 
 // Env is a running test kernel server, closed when the test ends.
@@ -46,8 +60,8 @@ func New(t testing.TB, opts Options) *Env {
 		model = scripted.New(opts.Turns)
 	}
 	b, err := baseline.New(context.Background(), baseline.Options{
-		Name: "test", Plugins: opts.Plugins, AdminToken: opts.AdminToken, Model: model,
-		Policy: judge.Policy{AutoApprove: opts.AutoApprove},
+		Name: "test", Plugins: opts.Plugins, AdminToken: opts.AdminToken, Credentials: opts.Credentials, Model: model,
+		Policy: judge.Policy{AutoApprove: opts.AutoApprove}, Auth: opts.Auth, Store: opts.Store, Logger: opts.Logger,
 	})
 	if err != nil {
 		t.Fatalf("baselinetest: boot: %v", err)
@@ -109,4 +123,29 @@ func (e *Env) Tick(now time.Time) {
 	if err := e.Baseline.Tick(context.Background(), now); err != nil {
 		e.t.Fatalf("baselinetest: tick: %v", err)
 	}
+}
+
+// FastHash is an argon2id cost for tests: far too cheap for production,
+// quick enough for a test that logs in many times.
+var FastHash = auth.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}
+
+// Login logs in and returns the headers a browser would send with the
+// session from then on: its cookie and the CSRF header. It fails the test
+// unless the login succeeds.
+func (e *Env) Login(login, password string) http.Header {
+	e.t.Helper()
+	req := httptest.NewRequest(http.MethodPost, auth.RouteLogin,
+		bytes.NewReader(fmt.Appendf(nil, `{"login":%q,"password":%q}`, login, password)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(auth.CSRFHeader, "1")
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		e.t.Fatalf("baselinetest: login %s: %d %s", login, rec.Code, rec.Body.String())
+	}
+	h := http.Header{auth.CSRFHeader: {"1"}}
+	for _, c := range rec.Result().Cookies() {
+		h.Add("Cookie", c.Name+"="+c.Value)
+	}
+	return h
 }

@@ -110,7 +110,10 @@ var thirdParty = map[Kind][]string{
 // its kind may not, by module-relative path. The agent-source front end is
 // shared by the judge (ring 2) and the executors (ring 2), so it sits in
 // ring 1 and reads code with goja's parser; the goja runtime stays out.
+// The auth plugin hashes passwords with argon2id, which the standard
+// library lacks.
 var thirdPartyByPackage = map[string][]string{
+	"plugins/auth": {"golang.org/x/crypto/argon2"},
 	"contracts/agentsource": {
 		"github.com/dop251/goja/ast",
 		"github.com/dop251/goja/file",

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/plugins/agentloop"
+	"github.com/sms-baseline/sms/plugins/auth"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
@@ -81,9 +84,59 @@ func credential(rec []string) (smshttp.Credential, error) {
 	if slices.Contains(reservedNames, name) {
 		return smshttp.Credential{}, fmt.Errorf("the name %q is the kernel's own: audit records could not tell the two apart", name)
 	}
+	if strings.HasPrefix(name, smshttp.UserPrefix) {
+		return smshttp.Credential{}, fmt.Errorf("the name %q starts with %q, which names the application's users", name, smshttp.UserPrefix)
+	}
 	scopes, err := smshttp.ParseScopes(rec[2])
 	if err != nil {
 		return smshttp.Credential{}, fmt.Errorf("credential %s: %w", name, err)
 	}
 	return smshttp.Credential{Name: name, Token: token, Scopes: scopes}, nil
+}
+
+// authOptions are the auth plugin's options c asks for, or nil without
+// --users or --bootstrap-admin-file.
+func authOptions(c Config) (*auth.Options, error) {
+	if !c.Users && c.BootstrapAdminFile == "" {
+		return nil, nil
+	}
+	opts := &auth.Options{NoApprove: c.NoSessionApprove, SecureCookie: c.SecureCookie}
+	if c.BootstrapAdminFile != "" {
+		b, err := readBootstrap(c.BootstrapAdminFile)
+		if err != nil {
+			return nil, fmt.Errorf("--bootstrap-admin-file: %w", err)
+		}
+		opts.Bootstrap = b
+	}
+	return opts, nil
+}
+
+// readBootstrap reads the first admin: a file of two lines, the login
+// then the password, or a directory holding the files login and password
+// (a mounted Secret). Neither value is ever logged.
+func readBootstrap(path string) (*auth.Bootstrap, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		login, err1 := os.ReadFile(filepath.Join(path, smsv1.SecretKeyLogin))
+		password, err2 := os.ReadFile(filepath.Join(path, smsv1.SecretKeyPassword))
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("%s: a directory must hold the files %s and %s: %w", path, smsv1.SecretKeyLogin, smsv1.SecretKeyPassword, err)
+		}
+		return bootstrapOf(path, strings.TrimSpace(string(login)), strings.TrimRight(string(password), "\r\n"))
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(raw), "\r\n"), "\n")
+	if len(lines) != 2 {
+		return nil, fmt.Errorf("%s: want two lines, the login then the password", path)
+	}
+	return bootstrapOf(path, strings.TrimSpace(lines[0]), strings.TrimRight(lines[1], "\r"))
+}
+
+func bootstrapOf(path, login, password string) (*auth.Bootstrap, error) {
+	if login == "" || password == "" {
+		return nil, fmt.Errorf("%s: the login and the password must both be non-empty", path)
+	}
+	return &auth.Bootstrap{Login: login, Password: password}, nil
 }

@@ -1,6 +1,8 @@
 package kernelcmd
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,7 +13,8 @@ import (
 // mistake is refused with the line it is on, never half-read; names the
 // kernel records on its own (admin, anonymous, chat-agent) are refused.
 // Seen failing (a repeated token was accepted) with the seenToken check
-// removed, and with reservedNames empty.
+// removed, and with reservedNames empty; and (a credential passed for a
+// user) with the UserPrefix check removed.
 func TestParseTokenAuth(t *testing.T) {
 	creds, err := ParseTokenAuth(strings.NewReader("# people\n\nt1,people,\"read,chat\"\nt2, bot, approve\n"))
 	if err != nil {
@@ -32,9 +35,60 @@ func TestParseTokenAuth(t *testing.T) {
 		{"# nothing\n", "no credential"},
 		{"t1,admin,read\n", `line 1: the name "admin" is the kernel's own`},
 		{"t1,chat-agent,read\n", `the name "chat-agent" is the kernel's own`},
+		{"t1,user:root,admin\n", `line 1: the name "user:root" starts with "user:"`},
 	} {
 		if _, err := ParseTokenAuth(strings.NewReader(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseTokenAuth(%q) = %v, want an error containing %q", c.in, err, c.want)
 		}
+	}
+}
+
+// The bootstrap admin comes from a file of two lines or a directory of
+// two files (a mounted Secret); anything else is an error naming the
+// flag, the path and what is wrong, never the password.
+func TestReadBootstrap(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	secret := filepath.Join(dir, "secret")
+	if err := os.Mkdir(secret, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write("secret/login", "root\n")
+	write("secret/password", "s3cret-pass")
+	for _, c := range []struct {
+		path, want, err string
+	}{
+		{write("two", "root\ns3cret-pass\n"), "root/s3cret-pass", ""},
+		{write("crlf", "root\r\ns3cret-pass\r\n"), "root/s3cret-pass", ""},
+		{secret, "root/s3cret-pass", ""},
+		{write("one", "root\n"), "", "want two lines"},
+		{write("three", "root\npass\nmore\n"), "", "want two lines"},
+		{write("empty-login", " \ns3cret-pass\n"), "", "non-empty"},
+		{dir, "", "must hold the files login and password"},
+		{filepath.Join(dir, "missing"), "", "no such file"},
+	} {
+		opts, err := authOptions(Config{BootstrapAdminFile: c.path})
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "--bootstrap-admin-file") ||
+				strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("%s: %v, want an error naming the flag and %q, without the password", c.path, err, c.err)
+			}
+			continue
+		}
+		if err != nil || opts.Bootstrap.Login+"/"+opts.Bootstrap.Password != c.want {
+			t.Errorf("%s: %+v, %v; want %s", c.path, opts, err, c.want)
+		}
+	}
+	if opts, err := authOptions(Config{}); opts != nil || err != nil {
+		t.Errorf("no flag: %+v, %v; want users off", opts, err)
+	}
+	if opts, err := authOptions(Config{Users: true, NoSessionApprove: true}); err != nil || opts == nil || !opts.NoApprove || opts.Bootstrap != nil {
+		t.Errorf("--users --no-session-approve: %+v, %v", opts, err)
 	}
 }

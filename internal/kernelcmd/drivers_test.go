@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
 // The drivers the command links are exactly the values the Tenant API
@@ -95,5 +96,13 @@ func TestFlagHelpComesFromTheDrivers(t *testing.T) {
 func TestDefaultExecutorIsRegistered(t *testing.T) {
 	if _, err := Executors.Lookup(Defaults.Executor); err != nil {
 		t.Fatalf("Defaults.Executor %q: %v", Defaults.Executor, err)
+	}
+}
+
+// The operator recognizes an application user's requests by the prefix
+// the kernel's http plugin gives their principals; both spell it once.
+func TestUserPrefixMatchesTheAPI(t *testing.T) {
+	if smsv1.AppUserPrefix != smshttp.UserPrefix {
+		t.Fatalf("api/v1 AppUserPrefix %q, plugins/http UserPrefix %q", smsv1.AppUserPrefix, smshttp.UserPrefix)
 	}
 }

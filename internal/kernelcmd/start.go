@@ -34,6 +34,10 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*baseline.Baseli
 			return nil, err
 		}
 	}
+	users, err := authOptions(c)
+	if err != nil {
+		return nil, err
+	}
 	exec, err := newExecutor(c.Executor, logger)
 	if err != nil {
 		return nil, err
@@ -48,7 +52,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*baseline.Baseli
 		return nil, fmt.Errorf("--store: %w", err)
 	}
 	b, err := baseline.New(ctx, baseline.Options{Name: c.Name, Store: st, Executor: exec, AdminToken: token, Credentials: creds,
-		Logger: logger, Model: model, Fault: faultHook(),
+		Logger: logger, Model: model, Fault: faultHook(), Auth: users,
 		Policy: judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes}})
 	if err != nil {
 		return nil, err // New closed the store
@@ -89,7 +93,8 @@ func Run(ctx context.Context, c Config, ln net.Listener, logger *slog.Logger) er
 		logger.Info("Admin API serving on its own listener", "kernel", c.Name, "addr", admin.Addr().String())
 	}
 	logger.Info("Kernel serving", "kernel", c.Name, "addr", ln.Addr().String(), "store", redact(c.Store),
-		"executor", c.Executor, "auth", map[bool]string{true: "token", false: "open"}[c.TokenFile != "" || c.TokenAuthFile != ""])
+		"executor", c.Executor, "auth", map[bool]string{true: "token", false: "open"}[c.TokenFile != "" || c.TokenAuthFile != ""],
+		"users", map[bool]string{true: "on", false: "off: no users, data open to whoever the credentials admit"}[c.Users || c.BootstrapAdminFile != ""])
 	err = b.Serve(ctx, ln, baseline.ServeOptions{Admin: admin, MaxConnections: c.MaxConnections,
 		MaxConnectionsPerAddress: c.MaxConnectionsPerAddress})
 	logger.Info("Kernel stopped", "kernel", c.Name)

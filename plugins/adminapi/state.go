@@ -14,6 +14,7 @@ import (
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
+	"github.com/sms-baseline/sms/plugins/auth"
 	"github.com/sms-baseline/sms/plugins/collections"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
@@ -66,6 +67,9 @@ func (a *admin) buildState(pending []judge.Approval) adminv1.State {
 		Routes: wireRoutes(a.http.Routes()), Taint: s.Taint.Names()}
 	if a.http.Secured() {
 		v.Auth = adminv1.AuthToken
+	}
+	if f, ok := a.ctx.Kernel().Fiber(auth.PluginID); ok && f.State == kernel.StateActive {
+		v.Users = true
 	}
 	if v.Pending == nil {
 		v.Pending = []adminv1.Approval{}

@@ -38,6 +38,20 @@ type Config struct {
 	Executor string
 	// Model chooses the chat agent's model; a zero Model means none.
 	Model Model
+	// Users turns on application users and access control (the auth and
+	// rbac plugins); BootstrapAdminFile implies it.
+	Users bool
+	// BootstrapAdminFile holds the first admin: the login on its first
+	// line, the password on its second. It is read at every boot, but a
+	// user with that login is never changed: a second boot does not reset
+	// a changed password.
+	BootstrapAdminFile string
+	// NoSessionApprove keeps the approve scope from every user session
+	// (the operator's kernels: decisions come through Approval objects).
+	NoSessionApprove bool
+	// SecureCookie marks the session cookie Secure on plain HTTP too, for
+	// a kernel behind a proxy that terminates TLS.
+	SecureCookie bool
 	// AutoApprove mounts sensitive plugins without a human.
 	AutoApprove bool
 	// SensitivePoints and SensitiveScopes replace the judge's defaults
@@ -92,13 +106,19 @@ func (c Config) Args() []string {
 		args = append(args, "--max-connections-per-address="+strconv.Itoa(c.MaxConnectionsPerAddress))
 	}
 	add("executor", c.Executor, Defaults.Executor)
+	add("bootstrap-admin-file", c.BootstrapAdminFile, "")
 	add("model", c.Model.Provider, "")
 	add("model-name", c.Model.Name, "")
 	add("model-base-url", c.Model.BaseURL, "")
 	add("model-script", c.Model.Script, "")
 	add("model-key-file", c.Model.KeyFile, "")
-	if c.AutoApprove {
-		args = append(args, "--auto-approve")
+	for _, b := range []struct {
+		on   bool
+		flag string
+	}{{c.Users, "--users"}, {c.NoSessionApprove, "--no-session-approve"}, {c.SecureCookie, "--secure-cookie"}, {c.AutoApprove, "--auto-approve"}} {
+		if b.on {
+			args = append(args, b.flag)
+		}
 	}
 	if c.SensitivePoints != nil {
 		args = append(args, "--sensitive-points="+strings.Join(c.SensitivePoints, ","))

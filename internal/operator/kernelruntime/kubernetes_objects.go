@@ -37,6 +37,8 @@ const (
 	k8sScriptPath   = "/etc/sms/model"
 	k8sTmpVolume    = "tmp"
 	k8sTmpPath      = "/tmp"
+	k8sBootVolume   = "bootstrap-admin"
+	k8sBootPath     = "/var/run/sms/bootstrap-admin"
 
 	k8sKeyFile     = "key"
 	k8sScriptFile  = "script.json"
@@ -126,6 +128,14 @@ func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 		cfg.Schema = PostgresSchema(t) // shared with the local runtime
 	default:
 		return cfg, fmt.Errorf("unknown storage driver %q: use sqlite or postgres", st.Driver)
+	}
+	if u := t.Spec.Users; u != nil {
+		// Under the operator no session approves: decisions come through
+		// Approval objects.
+		cfg.Users, cfg.NoSessionApprove = true, true
+		if u.BootstrapAdminSecretRef != nil {
+			cfg.BootstrapAdminFile = k8sBootPath
+		}
 	}
 	if m := t.Spec.Model; m != nil {
 		cfg.Model = kernelconfig.Model{Provider: string(m.Provider), Name: m.Name, BaseURL: m.BaseURL}
@@ -231,6 +241,14 @@ func (k *k8sKernel) volumes() []corev1.Volume {
 		{Name: k8sChatVolume, VolumeSource: k8sSecretVolume(k.chatSecret, smsv1.SecretKeyTokenAuth, smsv1.SecretKeyTokenAuth)},
 		{Name: k8sTmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
+	if u := k.tenant.Spec.Users; u != nil && u.BootstrapAdminSecretRef != nil {
+		vols = append(vols, corev1.Volume{Name: k8sBootVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: u.BootstrapAdminSecretRef.Name,
+			Items: []corev1.KeyToPath{{Key: smsv1.SecretKeyLogin, Path: smsv1.SecretKeyLogin},
+				{Key: smsv1.SecretKeyPassword, Path: smsv1.SecretKeyPassword}},
+			DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode),
+		}}})
+	}
 	m := k.tenant.Spec.Model
 	if m == nil {
 		return vols
@@ -270,6 +288,9 @@ func (k *k8sKernel) mounts() []corev1.VolumeMount {
 	}
 	if k.config.Model.KeyFile != "" {
 		mounts = append(mounts, corev1.VolumeMount{Name: k8sKeyVolume, MountPath: k8sKeyPath, ReadOnly: true})
+	}
+	if k.config.BootstrapAdminFile != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: k8sBootVolume, MountPath: k8sBootPath, ReadOnly: true})
 	}
 	if k.config.Model.Script != "" {
 		mounts = append(mounts, corev1.VolumeMount{Name: k8sScriptVolume, MountPath: k8sScriptPath, ReadOnly: true})

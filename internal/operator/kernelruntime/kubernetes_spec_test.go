@@ -220,3 +220,31 @@ func TestKubernetesModel(t *testing.T) {
 		t.Errorf("Ensure of a scripted model without a script = %v, want an error naming scriptConfigMapRef", err)
 	}
 }
+
+// TestKubernetesUsers checks spec.users reaches the kernel: users on, no
+// session approving, and the bootstrap Secret mounted as the directory
+// --bootstrap-admin-file reads. Seen failing with the volume left out
+// (no volume bootstrap-admin) and with --no-session-approve not set.
+func TestKubernetesUsers(t *testing.T) {
+	testenv.Need(t)
+	tenant := k8sTenant(t, "users", func(s *smsv1.TenantSpec) {
+		s.Users = &smsv1.TenantUsers{BootstrapAdminSecretRef: &corev1.LocalObjectReference{Name: "first-admin"}}
+	})
+	k8sEnsure(t, tenant)
+	sts, _ := k8sObjects(t, tenant)
+	c := k8sContainer(t, sts)
+	f := k8sFlags(t, c.Args)
+	for k, v := range map[string]string{"users": "true", "no-session-approve": "true", "bootstrap-admin-file": "/var/run/sms/bootstrap-admin"} {
+		if f[k] != v {
+			t.Errorf("flag %s = %q, want %q", k, f[k], v)
+		}
+	}
+	vol := k8sVolume(t, sts, "bootstrap-admin").Secret
+	if vol == nil || vol.SecretName != "first-admin" ||
+		!slices.Equal(vol.Items, []corev1.KeyToPath{{Key: "login", Path: "login"}, {Key: "password", Path: "password"}}) {
+		t.Errorf("bootstrap-admin volume = %+v, want secret first-admin keys login and password", vol)
+	}
+	if m := k8sMounts(c)["/var/run/sms/bootstrap-admin"]; m.Name != "bootstrap-admin" || !m.ReadOnly {
+		t.Errorf("mount at /var/run/sms/bootstrap-admin = %+v, want bootstrap-admin read-only", m)
+	}
+}

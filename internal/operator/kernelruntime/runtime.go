@@ -38,6 +38,10 @@ type Spec struct {
 	ModelScript []byte
 	// PostgresURL is read from spec.storage.postgres.urlSecretRef.
 	PostgresURL string
+	// BootstrapAdmin is the first admin as the kernel's
+	// --bootstrap-admin-file reads it (the login, then the password, a
+	// line each), read from spec.users.bootstrapAdminSecretRef.
+	BootstrapAdmin []byte
 }
 
 // ChecksumAnnotation is the annotation on a kernel's pod template holding
@@ -51,9 +55,9 @@ const ChecksumAnnotation = "sms.dev/config-checksum"
 // give equal checksums; a rotated value gives another.
 func (s Spec) Checksum() string {
 	raw, _ := json.Marshal(struct {
-		Token, Key, URL string
-		Script, Chat    []byte
-	}{s.AdminToken, s.ModelKey, s.PostgresURL, s.ModelScript, s.ChatTokenAuth})
+		Token, Key, URL         string
+		Script, Chat, Bootstrap []byte
+	}{s.AdminToken, s.ModelKey, s.PostgresURL, s.ModelScript, s.ChatTokenAuth, s.BootstrapAdmin})
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }

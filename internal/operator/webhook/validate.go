@@ -125,7 +125,7 @@ func (v *approvalValidator) selfApproval(ctx context.Context, user string, appro
 	if !tenant.Spec.Judge.ForbidSelfApproval {
 		return "", nil
 	}
-	if !smsv1.IsRequester(user, approval, &plugin) {
+	if !smsv1.IsRequester(user, approval, &plugin, &tenant) {
 		return "", nil
 	}
 	return fmt.Sprintf("user %q requested plugin %q and may not approve it: tenant %q forbids self-approval",

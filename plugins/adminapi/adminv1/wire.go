@@ -11,6 +11,11 @@ type State struct {
 	Kernel string `json:"kernel"`
 	// Auth is AuthToken when routes need a credential, AuthOpen otherwise.
 	Auth string `json:"auth"`
+	// Users reports whether the kernel has application users (its auth
+	// plugin is active): then the data routes act for each user under
+	// access control. Without users, local development's mode, the data is
+	// open to whoever the credentials admit.
+	Users bool `json:"users"`
 	// Fibers are the installed plugins, system and agent.
 	Fibers []Fiber `json:"fibers"`
 	// Pending are the approvals waiting for a human.
@@ -57,6 +62,9 @@ type Fiber struct {
 	Effects  int          `json:"effects"`
 	// Held is set on a plugin an admin disabled: only an admin enables it.
 	Held bool `json:"held,omitempty"`
+	// RequestedBy is who asked for an agent plugin's installed version: a
+	// credential's name or user:<login>. Its jobs and hooks act as them.
+	RequestedBy string `json:"requestedBy,omitempty"`
 }
 
 // Manifest is a plugin's declaration: its id, version, keys, scopes and

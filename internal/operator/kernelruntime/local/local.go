@@ -195,6 +195,9 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 	}
 	cfg.SensitivePoints = nilIfEmpty(t.Spec.Judge.SensitivePoints)
 	cfg.SensitiveScopes = nilIfEmpty(t.Spec.Judge.SensitiveScopes)
+	if t.Spec.Users != nil {
+		cfg.Users, cfg.NoSessionApprove = true, true
+	}
 	if t.Spec.Storage.Driver == smsv1.StoragePostgres {
 		cfg.Store = spec.PostgresURL
 		cfg.Schema = kernelruntime.PostgresSchema(t)
@@ -208,6 +211,7 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 		{smsv1.SecretKeyTokenAuth, spec.ChatTokenAuth, &cfg.TokenAuthFile},
 		{"model-key", []byte(spec.ModelKey), &cfg.Model.KeyFile},
 		{"model-script.json", spec.ModelScript, &cfg.Model.Script},
+		{"bootstrap-admin", spec.BootstrapAdmin, &cfg.BootstrapAdminFile},
 	}
 	for _, f := range files {
 		if len(f.data) == 0 {
