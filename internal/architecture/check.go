@@ -109,6 +109,9 @@ func judge(importer, imported Package, imp string) (string, error) {
 	case Contract:
 		return below(target, Kernel, "ring 1 imports only the kernel"), nil
 	case Plugin:
+		if target == Plugin && wireContracts[strings.TrimPrefix(imp, Module+"/")] {
+			return "", nil // a whole package that is a contract
+		}
 		if target == Plugin {
 			return checkContractUse(importer, imported)
 		}

@@ -15,6 +15,11 @@ import (
 // contractFile is where a plugin declares what other plugins may use.
 const contractFile = "contract.go"
 
+// wireContracts are plugin packages that are a contract whole: a wire
+// contract (types, names, a client) importing the standard library only
+// (linkage.go holds them to it), which any plugin may use all of.
+var wireContracts = map[string]bool{"plugins/adminapi/adminv1": true}
+
 // checkContractUse reports a plugin using an identifier of another plugin
 // that the other plugin's contract.go does not declare.
 func checkContractUse(importer, imported Package) (string, error) {

@@ -167,5 +167,5 @@ func answer(v any) *smshttp.Response {
 
 // versionHeaders name the admin API version of an answer.
 func versionHeaders() map[string]string {
-	return map[string]string{adminv1.VersionHeader: adminv1.Version}
+	return adminv1.VersionHeaders()
 }

@@ -3,8 +3,10 @@ package auth
 import (
 	"context"
 	"errors"
+	"maps"
 	"time"
 
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
@@ -134,4 +136,19 @@ const (
 // a session cookie authenticates, and on a login: a cross-site form cannot
 // set a header, and a cross-site script cannot without the kernel's CORS
 // consent, which it never gives.
-const CSRFHeader = "X-Sms-Csrf"
+const CSRFHeader = adminv1.CSRFHeader
+
+// Versioned marks h's answers with the admin API version, as every
+// route of its wire contract (adminv1) answers.
+func Versioned(h smshttp.Handler) smshttp.Handler {
+	return func(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+		resp, err := h(ctx, r)
+		if resp != nil {
+			if resp.Headers == nil {
+				resp.Headers = map[string]string{}
+			}
+			maps.Copy(resp.Headers, adminv1.VersionHeaders())
+		}
+		return resp, err
+	}
+}

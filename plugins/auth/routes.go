@@ -7,16 +7,17 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
-// Routes under /api/auth.
+// Routes under /api/auth, part of the admin API's wire contract.
 const (
-	RouteLogin  = "/api/auth/login"
-	RouteLogout = "/api/auth/logout"
-	RouteMe     = "/api/auth/me"
-	RouteUsers  = "/api/auth/users"
-	RouteUser   = "/api/auth/users/:login"
+	RouteLogin  = adminv1.RouteLogin
+	RouteLogout = adminv1.RouteLogout
+	RouteMe     = adminv1.RouteMe
+	RouteUsers  = adminv1.RouteUsers
+	RouteUser   = adminv1.RouteUser
 )
 
 // Cookie names: CookieSecure over TLS (or with Options.SecureCookie),
@@ -28,7 +29,7 @@ const (
 
 func (s *service) routes() []smshttp.Route {
 	admin := smshttp.ScopeAdmin
-	return []smshttp.Route{
+	routes := []smshttp.Route{
 		// Open to anyone: signing in, out, and asking who one is.
 		{Method: http.MethodPost, Path: RouteLogin, Handler: s.postLogin, Scope: smshttp.ScopeRead, Public: open},
 		{Method: http.MethodPost, Path: RouteLogout, Handler: s.postLogout, Scope: smshttp.ScopeRead, Public: open},
@@ -41,6 +42,10 @@ func (s *service) routes() []smshttp.Route {
 		{Method: http.MethodPost, Path: RouteUser + "/deactivate", Handler: s.postDeactivate, Scope: admin, Admin: true},
 		{Method: http.MethodPost, Path: RouteUser + "/activate", Handler: s.postActivate, Scope: admin, Admin: true},
 	}
+	for i := range routes {
+		routes[i].Handler = Versioned(routes[i].Handler)
+	}
+	return routes
 }
 
 func open(*smshttp.Request) bool { return true }
@@ -80,12 +85,17 @@ type loginBody struct {
 	Password string `json:"password"`
 }
 
-// meBody is what /api/auth/me and a login answer.
-type meBody struct {
-	Authenticated bool            `json:"authenticated"`
-	Name          string          `json:"name,omitempty"`
-	Scopes        []smshttp.Scope `json:"scopes,omitempty"`
-	User          *User           `json:"user,omitempty"`
+// me is what /api/auth/me and a login answer.
+func me(p smshttp.Principal, u *User) adminv1.Me {
+	out := adminv1.Me{Authenticated: p.Authenticated, Name: p.Name}
+	for _, sc := range p.Scopes {
+		out.Scopes = append(out.Scopes, string(sc))
+	}
+	if u != nil {
+		w := adminv1.User(*u)
+		out.User = &w
+	}
+	return out
 }
 
 func (s *service) postLogin(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
@@ -102,7 +112,7 @@ func (s *service) postLogin(ctx context.Context, r *smshttp.Request) (*smshttp.R
 	}
 	p := s.principal(u)
 	return &smshttp.Response{Status: http.StatusOK, Headers: map[string]string{"Set-Cookie": s.cookie(r.Raw, value).String()},
-		Body: meBody{Authenticated: true, Name: p.Name, Scopes: p.Scopes, User: &u}}, nil
+		Body: me(p, &u)}, nil
 }
 
 func (s *service) postLogout(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
@@ -121,12 +131,11 @@ func (s *service) postLogout(ctx context.Context, r *smshttp.Request) (*smshttp.
 }
 
 func (s *service) getMe(ctx context.Context, _ *smshttp.Request) (*smshttp.Response, error) {
-	p := smshttp.PrincipalFrom(ctx)
-	out := meBody{Authenticated: p.Authenticated, Name: p.Name, Scopes: p.Scopes}
+	var user *User
 	if u, ok := s.WhoAmI(ctx); ok {
-		out.User = &u
+		user = &u
 	}
-	return smshttp.JSON(out), nil
+	return smshttp.JSON(me(smshttp.PrincipalFrom(ctx), user)), nil
 }
 
 func (s *service) getUsers(ctx context.Context, _ *smshttp.Request) (*smshttp.Response, error) {
@@ -134,7 +143,11 @@ func (s *service) getUsers(ctx context.Context, _ *smshttp.Request) (*smshttp.Re
 	if err != nil {
 		return nil, err
 	}
-	return smshttp.JSON(map[string]any{"users": users}), nil
+	out := adminv1.Users{Users: make([]adminv1.User, len(users))}
+	for i, u := range users {
+		out.Users[i] = adminv1.User(u)
+	}
+	return smshttp.JSON(out), nil
 }
 
 func (s *service) postUser(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
@@ -146,7 +159,7 @@ func (s *service) postUser(ctx context.Context, r *smshttp.Request) (*smshttp.Re
 	if err != nil {
 		return nil, httpError(err)
 	}
-	return &smshttp.Response{Status: http.StatusCreated, Body: u}, nil
+	return &smshttp.Response{Status: http.StatusCreated, Body: adminv1.User(u)}, nil
 }
 
 func (s *service) getUser(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
@@ -154,7 +167,7 @@ func (s *service) getUser(ctx context.Context, r *smshttp.Request) (*smshttp.Res
 	if err != nil {
 		return nil, httpError(err)
 	}
-	return smshttp.JSON(u), nil
+	return smshttp.JSON(adminv1.User(u)), nil
 }
 
 func (s *service) postPassword(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {

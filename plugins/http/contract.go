@@ -1,7 +1,9 @@
 package http
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -277,4 +279,24 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 func PrincipalFrom(ctx context.Context) Principal {
 	p, _ := ctx.Value(principalKey{}).(Principal)
 	return p
+}
+
+// DecodeBody decodes the request's JSON object body into v, refusing
+// unknown fields: the error, a validation one, says the body must be
+// shape (such as `{"login":"..."}`) and what was wrong.
+func DecodeBody(r *Request, v any, shape string) error {
+	obj, ok := r.Body.(map[string]any)
+	if !ok {
+		return NewError(KindValidation, "the body must be a JSON object: "+shape)
+	}
+	raw, err := json.Marshal(obj) // decoded from JSON, so it encodes again
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(v)
+	}
+	if err != nil {
+		return NewError(KindValidation, fmt.Sprintf("the body must be %s: %v", shape, err))
+	}
+	return nil
 }

@@ -5,15 +5,17 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	"github.com/sms-baseline/sms/plugins/auth"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
 // Routes under /api/auth/groups, for an admin session or an admin
-// credential, on the admin listener.
+// credential, on the admin listener; part of the admin API's wire
+// contract.
 const (
-	RouteGroups = "/api/auth/groups"
-	RouteGroup  = RouteGroups + "/:group"
+	RouteGroups = adminv1.RouteGroups
+	RouteGroup  = adminv1.RouteGroup
 )
 
 type routes struct {
@@ -23,18 +25,18 @@ type routes struct {
 
 func (rt *routes) list() []smshttp.Route {
 	r := func(method, path string, h smshttp.Handler) smshttp.Route {
-		return smshttp.Route{Method: method, Path: path, Handler: h, Scope: smshttp.ScopeAdmin, Admin: true}
+		return smshttp.Route{Method: method, Path: path, Handler: auth.Versioned(h), Scope: smshttp.ScopeAdmin, Admin: true}
 	}
 	return []smshttp.Route{
 		r(http.MethodGet, RouteGroups, rt.getGroups),
 		r(http.MethodPost, RouteGroups, rt.postGroup),
 		r(http.MethodDelete, RouteGroup, rt.deleteGroup),
-		r(http.MethodPost, RouteGroup+"/members", rt.postMember),
-		r(http.MethodDelete, RouteGroup+"/members/:login", rt.deleteMember),
-		r(http.MethodPut, RouteGroup+"/access/models/:name", rt.putAccess("model")),
-		r(http.MethodDelete, RouteGroup+"/access/models/:name", rt.deleteAccess("model")),
-		r(http.MethodPut, RouteGroup+"/access/collections/:name", rt.putAccess("collection")),
-		r(http.MethodDelete, RouteGroup+"/access/collections/:name", rt.deleteAccess("collection")),
+		r(http.MethodPost, adminv1.RouteGroupMembers, rt.postMember),
+		r(http.MethodDelete, adminv1.RouteGroupMember, rt.deleteMember),
+		r(http.MethodPut, adminv1.RouteModelAccess, rt.putAccess("model")),
+		r(http.MethodDelete, adminv1.RouteModelAccess, rt.deleteAccess("model")),
+		r(http.MethodPut, adminv1.RouteCollAccess, rt.putAccess("collection")),
+		r(http.MethodDelete, adminv1.RouteCollAccess, rt.deleteAccess("collection")),
 	}
 }
 
@@ -55,14 +57,6 @@ func httpError(err error) error {
 	return err
 }
 
-// groupView is a group as the API answers it: members by login.
-type groupView struct {
-	Group
-	Code    bool     `json:"code"`
-	Members []string `json:"members"`
-	Access  []Access `json:"access"`
-}
-
 func (rt *routes) getGroups(ctx context.Context, _ *smshttp.Request) (*smshttp.Response, error) {
 	groups, err := rt.s.Groups(ctx)
 	if err != nil {
@@ -76,14 +70,19 @@ func (rt *routes) getGroups(ctx context.Context, _ *smshttp.Request) (*smshttp.R
 	for _, u := range users {
 		logins[u.ID] = u.Login
 	}
-	out := make([]groupView, len(groups))
+	out := adminv1.Groups{Groups: make([]adminv1.Group, len(groups))}
 	for i, g := range groups {
-		out[i] = groupView{Group: g.Group, Code: g.Code, Access: g.Access, Members: []string{}}
+		w := adminv1.Group{Name: g.Name, Implies: g.Implies, Description: g.Description, Code: g.Code,
+			Members: []string{}, Access: make([]adminv1.Access, len(g.Access))}
 		for _, id := range g.Members {
-			out[i].Members = append(out[i].Members, logins[id])
+			w.Members = append(w.Members, logins[id])
 		}
+		for j, a := range g.Access {
+			w.Access[j] = adminv1.Access(a)
+		}
+		out.Groups[i] = w
 	}
-	return smshttp.JSON(map[string]any{"groups": out}), nil
+	return smshttp.JSON(out), nil
 }
 
 func (rt *routes) postGroup(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
@@ -164,7 +163,7 @@ func (rt *routes) putAccess(kind string) smshttp.Handler {
 		if err := rt.s.Grant(ctx, a); err != nil {
 			return nil, httpError(err)
 		}
-		return smshttp.JSON(a), nil
+		return smshttp.JSON(adminv1.Access(a)), nil
 	}
 }
 

@@ -25,39 +25,49 @@ import (
 // kernel returns a client for the tenant's kernel admin API, with the
 // chat credential from the tenant's Secret (read and chat: people approve
 // through Approval objects, never with a kernel credential), and a func
-// that closes the connection. A kernel on this machine (manager dev) is
-// called at its endpoint; one in a cluster through a port forward to its
-// pod's admin port, as `kubectl port-forward` does.
+// that closes the connection.
 func (o *options) kernel(ctx context.Context, tenant string) (*adminv1.Client, func(), error) {
-	c, ns, err := o.client()
+	base, token, stop, err := o.endpoint(ctx, tenant)
 	if err != nil {
 		return nil, nil, err
+	}
+	return adminv1.New(base, token, &http.Client{}), stop, nil // no timeout: a chat turn or a followed log lasts
+}
+
+// endpoint returns the base URL of the tenant's kernel admin API, the chat
+// credential from the tenant's Secret, and a func that closes the
+// connection. A kernel on this machine (manager dev) is called at its
+// endpoint; one in a cluster through a port forward to its pod's admin
+// port, as `kubectl port-forward` does.
+func (o *options) endpoint(ctx context.Context, tenant string) (string, string, func(), error) {
+	c, ns, err := o.client()
+	if err != nil {
+		return "", "", nil, err
 	}
 	var t smsv1.Tenant
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: tenant}, &t); err != nil {
-		return nil, nil, notFound(err, "tenant", tenant, ns)
+		return "", "", nil, notFound(err, "tenant", tenant, ns)
 	}
 	if t.Status.AdminEndpoint == "" || t.Status.ChatTokenSecret == "" {
-		return nil, nil, fmt.Errorf("tenant %s has no kernel to talk to yet: %s", tenant, kernelLine(t))
+		return "", "", nil, fmt.Errorf("tenant %s has no kernel to talk to yet: %s", tenant, kernelLine(t))
 	}
 	var s corev1.Secret
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: t.Status.ChatTokenSecret}, &s); err != nil {
-		return nil, nil, fmt.Errorf("read the kernel's chat credential: %w", err)
+		return "", "", nil, fmt.Errorf("read the kernel's chat credential: %w", err)
 	}
 	token := string(s.Data[smsv1.SecretKeyToken])
-	hc := &http.Client{} // no timeout: a chat turn or a followed log lasts
 	u, err := url.Parse(t.Status.AdminEndpoint)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tenant %s: admin endpoint %q: %w", tenant, t.Status.AdminEndpoint, err)
+		return "", "", nil, fmt.Errorf("tenant %s: admin endpoint %q: %w", tenant, t.Status.AdminEndpoint, err)
 	}
 	if isLoopback(u.Hostname()) {
-		return adminv1.New(t.Status.AdminEndpoint, token, hc), func() {}, nil
+		return t.Status.AdminEndpoint, token, func() {}, nil
 	}
 	base, stop, err := o.forward(ns, kernelruntime.KernelName(tenant)+"-0")
 	if err != nil {
-		return nil, nil, err
+		return "", "", nil, err
 	}
-	return adminv1.New(base, token, hc), stop, nil
+	return base, token, stop, nil
 }
 
 func isLoopback(host string) bool {

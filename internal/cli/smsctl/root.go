@@ -35,7 +35,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root.SetErr(streams.ErrOut)
 	o.flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(newDecideCommand(o, true), newDecideCommand(o, false), newStatusCommand(o),
-		newChatCommand(o), newExportCommand(o), newLogsCommand(o))
+		newChatCommand(o), newExportCommand(o), newLogsCommand(o), newUsersCommand(o), newGroupsCommand(o))
 	return root
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,6 +31,7 @@ type Client struct {
 	base  string
 	token string
 	hc    *http.Client
+	csrf  atomic.Bool // signed in with Login: every request carries CSRFHeader
 }
 
 // New returns a client for the kernel at baseURL (for example
@@ -174,6 +176,9 @@ func (c *Client) request(ctx context.Context, rq call) (*http.Request, error) {
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.csrf.Load() {
+		req.Header.Set(CSRFHeader, "1")
 	}
 	return req, nil
 }
