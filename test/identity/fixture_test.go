@@ -24,6 +24,8 @@ const (
 	rootPassword = "root-password-1"
 	token        = "operator-token"
 	readToken    = "reader-token"
+	chatToken    = "chatter-token"
+	approveToken = "approver-token"
 )
 
 // invoicing is the application under test: an invoice model and a notes
@@ -108,8 +110,12 @@ func boot(t testing.TB, store contracts.Store, opts auth.Options) *env {
 		turns[i] = []contracts.Block{{Type: contracts.BlockText, Text: "ok"}}
 	}
 	e := baselinetest.New(t, baselinetest.Options{Auth: &opts, Store: store, AdminToken: token, Turns: turns,
-		Credentials: []smshttp.Credential{{Name: "reader", Token: readToken, Scopes: []smshttp.Scope{smshttp.ScopeRead}}},
-		Plugins:     []kernel.Plugin{invoicing(), invoicingAccess()}})
+		Credentials: []smshttp.Credential{
+			{Name: "reader", Token: readToken, Scopes: []smshttp.Scope{smshttp.ScopeRead}},
+			{Name: "chatter", Token: chatToken, Scopes: []smshttp.Scope{smshttp.ScopeChat}},
+			{Name: "approver", Token: approveToken, Scopes: []smshttp.Scope{smshttp.ScopeApprove}},
+		},
+		Plugins: []kernel.Plugin{invoicing(), invoicingAccess()}})
 	return &env{Env: e, t: t}
 }
 
