@@ -18,7 +18,8 @@ import (
 const allInvoices = `export default async function activate(cap) {
   await cap.contribute('tool', { name: 'all_invoices', description: 'every invoice',
     input_schema: { type: 'object', properties: {} },
-    handler: async () => ({ ids: await cap.invoke('orm-user', 'search', 'invoice', []) }) })
+    handler: async () => ({ ids: await cap.invoke('orm-user', 'search', 'invoice', []),
+      me: (await cap.invoke('identity', 'whoami')).login }) })
 }`
 
 func toolUse(name string, input any) contracts.Block {
@@ -42,7 +43,8 @@ func (e *env) chat(h http.Header, session, msg string) adminv1.ChatReply {
 // The agent acts as its user: a clerk who may read only their own
 // invoices asks for a tool that lists all invoices; it mounts, and run in
 // the clerk's turn it answers only the clerk's invoice, while run in an
-// admin's turn it answers both. The submission names the clerk.
+// admin's turn it answers both; identity.whoami names each. The
+// submission names the clerk.
 // Seen failing with the clerks' rule left out of the policy (the clerk's
 // turn answered both ids), and with the ORM's ContextOf anonymous (the
 // clerk could not even create an invoice: "anonymous callers may not
@@ -53,7 +55,7 @@ func TestAgentActsAsItsUser(t *testing.T) {
 		Plugins: []kernel.Plugin{invoicing(), invoicingAccess()},
 		Turns: [][]contracts.Block{
 			{toolUse("plugin_define", map[string]any{"manifest": map[string]any{"id": "agent.allinv", "version": "1",
-				"inject": []string{orm.UserKey}, "points": []string{"tool"}}, "code": allInvoices})},
+				"inject": []string{orm.UserKey, auth.IdentityKey}, "points": []string{"tool"}}, "code": allInvoices})},
 			text("defined"),
 			{toolUse("all_invoices", map[string]any{})},
 			text("listed for cleo"),
@@ -73,11 +75,11 @@ func TestAgentActsAsItsUser(t *testing.T) {
 		t.Fatalf("define: %+v", r)
 	}
 	r := e.chat(cleo, "s", "list all invoices")
-	if len(r.Steps) != 1 || r.Steps[0].IsError || r.Steps[0].Result != `{"ids":[1]}` {
+	if len(r.Steps) != 1 || r.Steps[0].IsError || r.Steps[0].Result != `{"ids":[1],"me":"cleo"}` {
 		t.Fatalf("cleo's all_invoices: %+v, want only invoice 1", r.Steps)
 	}
 	r = e.chat(e.Login(rootLogin, rootPassword), "s", "list all invoices")
-	if len(r.Steps) != 1 || r.Steps[0].IsError || r.Steps[0].Result != `{"ids":[1,2]}` {
+	if len(r.Steps) != 1 || r.Steps[0].IsError || r.Steps[0].Result != `{"ids":[1,2],"me":"root"}` {
 		t.Fatalf("root's all_invoices: %+v, want both invoices", r.Steps)
 	}
 	ev := e.Do("GET", "/api/events", nil, bearer(token))

@@ -37,8 +37,10 @@ func invoicing() kernel.Plugin {
 				"number": {Kind: orm.KindChar, Required: true},
 				"amount": {Kind: orm.KindFloat},
 			}}},
-			collections.CollectionPoint: {collections.Collection{Name: "notes", Fields: []collections.Field{
-				{Name: "text", Type: "text"}}}},
+			collections.CollectionPoint: {
+				collections.Collection{Name: "notes", Fields: []collections.Field{{Name: "text", Type: "text"}}},
+				collections.Collection{Name: "news", Public: true, Fields: []collections.Field{{Name: "text", Type: "text"}}},
+			},
 		}}}
 }
 

@@ -23,6 +23,7 @@ var surfaces = []surface{
 	{"orm unlink", "POST", "/api/orm/invoice/unlink", map[string]any{"ids": []int{999}}},
 	{"collection list", "GET", "/api/collections/notes", nil},
 	{"collection create", "POST", "/api/collections/notes", map[string]any{"text": "t"}},
+	{"public collection", "GET", "/api/collections/news", nil},
 	{"chat", "POST", "/api/chat", map[string]any{"session": "m", "text": "hi"}},
 	{"agent route", "GET", "/invoices", nil},
 	{"admin state", "GET", "/api/state", nil},
@@ -54,16 +55,16 @@ func TestPermissionMatrix(t *testing.T) {
 			"approve token": bearer(approveToken),
 		}
 		want := map[string][]int{
-			// orm search, create, unlink 999, coll list, coll create, chat, agent route, state, users
-			"anonymous":     {401, 401, 401, 401, 401, 401, 403, 401, 401},
-			"plain user":    {403, 403, 403, 403, 403, 200, 403, 200, 403},
-			"clerk":         {200, 201, 403, 403, 403, 200, 200, 200, 403},
-			"manager":       {200, 201, 404, 200, 403, 200, 200, 200, 403},
-			"admin user":    {200, 201, 404, 200, 201, 200, 200, 200, 200},
-			"admin token":   {200, 201, 404, 200, 201, 200, 200, 200, 200},
-			"read token":    {403, 403, 403, 403, 403, 403, 403, 200, 403},
-			"chat token":    {403, 403, 403, 403, 403, 200, 403, 403, 403},
-			"approve token": {403, 403, 403, 403, 403, 403, 403, 403, 403},
+			// orm search, create, unlink 999, coll list, coll create, public coll, chat, agent route, state, users
+			"anonymous":     {401, 401, 401, 401, 401, 200, 401, 403, 401, 401},
+			"plain user":    {403, 403, 403, 403, 403, 200, 200, 403, 200, 403},
+			"clerk":         {200, 201, 403, 403, 403, 200, 200, 200, 200, 403},
+			"manager":       {200, 201, 404, 200, 403, 200, 200, 200, 200, 403},
+			"admin user":    {200, 201, 404, 200, 201, 200, 200, 200, 200, 200},
+			"admin token":   {200, 201, 404, 200, 201, 200, 200, 200, 200, 200},
+			"read token":    {403, 403, 403, 403, 403, 200, 403, 403, 200, 403},
+			"chat token":    {403, 403, 403, 403, 403, 200, 200, 403, 403, 403},
+			"approve token": {403, 403, 403, 403, 403, 200, 403, 403, 403, 403},
 		}
 		for who, h := range callers {
 			for i, s := range surfaces {
