@@ -188,6 +188,13 @@ func TestBadInput(t *testing.T) {
 	if users := r.JSON.(map[string]any)["users"].([]any); len(users) != 1 {
 		t.Errorf("after only bad input there are %d users: %s", len(users), r.Body)
 	}
+	for _, path := range []string{"/deactivate", "/admin"} {
+		// Someone must always be able to manage the users.
+		if r := e.Do("POST", auth.RouteUsers+"/root"+path, map[string]any{"admin": false}, root); r.Status != 409 ||
+			!strings.Contains(string(r.Body), "last active admin") {
+			t.Errorf("%s of the last active admin = %d %s, want 409", path, r.Status, r.Body)
+		}
+	}
 	if r := e.Do("POST", "/api/auth/groups", map[string]any{"name": "loop", "implies": []string{"loop"}}, root); r.Status != 400 {
 		t.Errorf("a group that implies itself = %d %s, want 400", r.Status, r.Body)
 	}
