@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sms-baseline/sms/contracts"
@@ -27,8 +28,8 @@ func (s *service) List(ctx context.Context, name string, opts ListOptions) ([]Re
 	if err != nil {
 		return nil, err
 	}
-	q := "SELECT " + sel + " FROM " + table + where + ` ORDER BY "` + ColumnID + `" LIMIT ? OFFSET ?`
-	rows, err := s.db.Query(ctx, q, append(args, int64(limit), int64(offset))...)
+	q := "SELECT " + sel + " FROM " + table + where + ` ORDER BY "` + ColumnID + `" LIMIT ` + strconv.Itoa(limit) + ` OFFSET ` + strconv.Itoa(offset)
+	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list collection %q: %w", name, err)
 	}

@@ -187,8 +187,7 @@ func (s *service) groups(ctx context.Context, gq groupQuery) ([]Group, error) {
 	if limit == 0 {
 		limit = MaxLimit + 1 // to tell a complete answer from a cut one
 	}
-	q += " LIMIT ?"
-	args = append(args, int64(limit))
+	q += fmt.Sprintf(" LIMIT %d", limit)
 	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read_group model %s: %w", m.name, err)

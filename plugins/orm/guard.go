@@ -90,22 +90,17 @@ func (s *service) filter(ctx context.Context, m *model, action Action, domain Do
 	if err != nil {
 		return "", nil, domainErr(m.name, err)
 	}
-	g, err := parseDomain(gd)
-	if err != nil {
-		return "", nil, fmt.Errorf("the guard's domain for %s of model %s: %w", action, m.name, err)
-	}
 	c := &compiler{ctx: ctx, root: m.name, svc: s, dialect: s.db.Dialect(), guarded: !op.Sudo}
 	where, err := c.where(m, "t0", n)
 	if err != nil {
 		return "", nil, err
 	}
-	if g != nil {
-		gc := &compiler{ctx: ctx, svc: s, dialect: s.db.Dialect(), aliases: c.aliases, joins: c.joins}
-		gw, err := gc.where(m, "t0", g)
-		if err != nil {
-			return "", nil, fmt.Errorf("the guard's domain for %s of model %s: %w", action, m.name, err)
-		}
-		where = "(" + where + ") AND (" + gw + ")"
+	gc, err := s.guardClause(c, m, action, gd)
+	if err != nil {
+		return "", nil, fmt.Errorf("the guard's domain for %s of model %s: %w", action, m.name, err)
+	}
+	if gc.where != "" {
+		where = "(" + where + ") AND (" + gc.where + ")"
 		c.args = append(c.args, gc.args...)
 	}
 	if err := c.bound(where); err != nil {

@@ -63,8 +63,8 @@ func (r *reader) rows(m *model, cond string, args []any) ([]contracts.Row, error
 	if err != nil {
 		return nil, err
 	}
-	q := fmt.Sprintf(`SELECT %s FROM %q t0 WHERE %s AND %s ORDER BY %s LIMIT ?`, selectList(m, "t0"), Table(m.name), cond, where, by)
-	rows, err := r.s.db.Query(r.ctx, q, append(append(args, gargs...), int64(MaxReadRecords+1))...)
+	q := fmt.Sprintf(`SELECT %s FROM %q t0 WHERE %s AND %s ORDER BY %s LIMIT %d`, selectList(m, "t0"), Table(m.name), cond, where, by, MaxReadRecords+1)
+	rows, err := r.s.db.Query(r.ctx, q, append(args, gargs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read model %s: %w", m.name, err)
 	}

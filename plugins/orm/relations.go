@@ -51,9 +51,9 @@ func (r *reader) many2many(f *field, sub ReadSpec, recs []Record, ids []int64) e
 	lists := make(map[int64][]any, len(ids))
 	if len(ids) > 0 {
 		set, arg := idSet(r.s.db.Dialect(), ids)
-		q := fmt.Sprintf(`SELECT %q AS "src", %q AS "dst" FROM %q WHERE %q IN (%s) LIMIT ?`, joinSrc, joinDst,
-			JoinTable(f.owner.name, f.name), joinSrc, set)
-		links, err := r.s.db.Query(r.ctx, q, arg, int64(MaxReadRecords+1))
+		q := fmt.Sprintf(`SELECT %q AS "src", %q AS "dst" FROM %q WHERE %q IN (%s) LIMIT %d`, joinSrc, joinDst,
+			JoinTable(f.owner.name, f.name), joinSrc, set, MaxReadRecords+1)
+		links, err := r.s.db.Query(r.ctx, q, arg)
 		if err != nil {
 			return fmt.Errorf("read model %s field %s: %w", f.owner.name, f.name, err)
 		}

@@ -46,6 +46,9 @@ type service struct {
 	guardSeq  uint64
 	listeners map[Event]map[uint64]Listener
 	lisSeq    uint64
+
+	clauseMu sync.Mutex
+	clauses  map[clauseKey]guardClause // see guardClause
 }
 
 var _ Service = (*service)(nil)
@@ -199,8 +202,11 @@ func (s *service) Search(ctx context.Context, model string, domain Domain, opts 
 	if err != nil {
 		return nil, err
 	}
-	q := fmt.Sprintf(`SELECT t0."id" AS "id" FROM %q t0 WHERE %s ORDER BY %s LIMIT ? OFFSET ?`, Table(m.name), where, by)
-	rows, err := s.db.Query(ctx, q, append(args, int64(limit), int64(opts.Offset))...)
+	// The page is literal, not bound: SQLite prepares a statement again
+	// whenever a LIMIT or OFFSET parameter is bound, which would defeat
+	// the store's statement cache.
+	q := fmt.Sprintf(`SELECT t0."id" AS "id" FROM %q t0 WHERE %s ORDER BY %s LIMIT %d OFFSET %d`, Table(m.name), where, by, limit, opts.Offset)
+	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search model %s: %w", m.name, err)
 	}

@@ -39,10 +39,11 @@ type service struct {
 // the policy pol and the admin flag, with the implied ones (all). all is
 // never changed once made: readers share it.
 type membership struct {
-	direct []string
-	pol    *policy
-	admin  bool
-	all    map[string]bool
+	direct  []string
+	pol     *policy
+	admin   bool
+	all     map[string]bool
+	domains ruleDomains
 }
 
 var (
@@ -118,19 +119,30 @@ func OpContextOf(ctx context.Context) orm.OpContext {
 // cache when it was made for the same policy. The map is shared: never
 // change it.
 func (s *service) groupsFor(ctx context.Context, p *policy, userID int64, admin bool) (map[string]bool, error) {
+	m, err := s.membershipOf(ctx, p, userID, admin)
+	if err != nil {
+		return nil, err
+	}
+	return m.all, nil
+}
+
+// membershipOf is a user's membership under policy p, from the cache when
+// it was made for the same policy; a principal without a user gets a new
+// one each time.
+func (s *service) membershipOf(ctx context.Context, p *policy, userID int64, admin bool) (*membership, error) {
 	if userID == 0 {
 		var direct []string
 		if admin {
 			direct = []string{GroupAdmin}
 		}
-		return p.closure(direct), nil
+		return &membership{direct: direct, pol: p, admin: admin, all: p.closure(direct)}, nil
 	}
 	s.memMu.Lock()
 	m, ok := s.members[userID]
 	gen := s.memGen
 	s.memMu.Unlock()
 	if ok && m.pol == p && m.admin == admin {
-		return m.all, nil
+		return m, nil
 	}
 	var direct []string
 	if ok {
@@ -154,7 +166,7 @@ func (s *service) groupsFor(ctx context.Context, p *policy, userID int64, admin 
 		}
 		s.members[userID] = m
 	}
-	return m.all, nil
+	return m, nil
 }
 
 // forget drops the cached memberships (of one user, or all when 0).
@@ -208,12 +220,11 @@ func (s *service) RuleDomain(ctx context.Context, q Query) (orm.Domain, error) {
 	if err := anonymous(q); err != nil {
 		return nil, err
 	}
-	p := s.pol.Load()
-	groups, err := s.groupsFor(ctx, p, q.UserID, q.Admin)
+	m, err := s.membershipOf(ctx, s.pol.Load(), q.UserID, q.Admin)
 	if err != nil {
 		return nil, err
 	}
-	return p.domain(groups, q.UserID, q.Model, q.Op), nil
+	return m.domain(q.UserID, q.Model, q.Op), nil
 }
 
 // GroupsOf implements Service.

@@ -22,7 +22,11 @@ func exec(ctx context.Context, r runner, sql string) error {
 }
 
 func query(ctx context.Context, r runner, sql string, args []any) ([]contracts.Row, error) {
-	rows, err := r.QueryContext(ctx, sql, args...)
+	return read(r.QueryContext(ctx, sql, args...))
+}
+
+// read collects what a query returned and closes it.
+func read(rows *sql.Rows, err error) ([]contracts.Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query: %w", err)
 	}

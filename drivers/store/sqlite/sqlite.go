@@ -30,6 +30,7 @@ const params = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=jour
 // use; statements run one at a time on its single connection.
 type DB struct {
 	db     *sql.DB
+	stmts  *stmtCache
 	closed atomic.Bool
 }
 
@@ -54,7 +55,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	d := &DB{db: db}
+	d := &DB{db: db, stmts: newStmtCache()}
 	if err := d.checkJournal(ctx, path); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
@@ -110,8 +111,21 @@ func (d *DB) Query(ctx context.Context, sql string, args ...any) ([]contracts.Ro
 	if err := d.ready(ctx); err != nil {
 		return nil, fmt.Errorf("query: %w", err)
 	}
-	rows, err := query(ctx, d.db, sql, args)
+	rows, err := d.query(ctx, sql, args)
 	return rows, d.wrap(ctx, err)
+}
+
+// query runs text through the statement cache.
+func (d *DB) query(ctx context.Context, text string, args []any) ([]contracts.Row, error) {
+	e, err := d.stmts.acquire(ctx, d.db, text)
+	if err != nil {
+		return nil, fmt.Errorf("query: %w", err)
+	}
+	if e == nil {
+		return query(ctx, d.db, text, args)
+	}
+	defer d.stmts.release(e)
+	return read(e.stmt.QueryContext(ctx, args...))
 }
 
 // Columns implements contracts.Querier.
@@ -156,6 +170,7 @@ func (d *DB) Close() error {
 	if d.closed.Swap(true) {
 		return nil
 	}
+	d.stmts.close()
 	if err := d.db.Close(); err != nil {
 		return fmt.Errorf("close sqlite: %w", err)
 	}

@@ -67,8 +67,10 @@ func (l *eventLog) Append(ctx context.Context, e kernel.Event) (int64, error) {
 func (l *eventLog) Read(ctx context.Context, after int64, limit int) ([]kernel.Event, error) {
 	q, args := readSQL, []any{after}
 	if limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, int64(limit))
+		// A literal, not a parameter: SQLite prepares a statement again
+		// each time a LIMIT parameter is bound, so a cached one would not
+		// be reused.
+		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
 	rows, err := l.db.Query(ctx, q, args...)
 	if err != nil {
