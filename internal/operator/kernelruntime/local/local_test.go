@@ -1,6 +1,7 @@
 package local
 
 import (
+	"os"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,5 +33,37 @@ func TestLocalDefaultModel(t *testing.T) {
 	}
 	if cfg.Model.Provider != "openaicompat" || cfg.Model.Name != "llama" || cfg.Model.Script != "" {
 		t.Errorf("model of a tenant naming one = %+v, want its own", cfg.Model)
+	}
+}
+
+// A tenant with spec.users runs its kernel with users on, sessions that
+// cannot approve (only the operator approves), and the bootstrap admin
+// written to a file only the kernel's user reads. Seen failing with the
+// spec.users case removed from config.
+func TestLocalUsers(t *testing.T) {
+	l := New(Options{Dir: t.TempDir()})
+	ten := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"}}
+	cfg, err := l.config(t.TempDir(), kernelruntime.Spec{Tenant: ten})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Users || cfg.BootstrapAdminFile != "" {
+		t.Errorf("a tenant without spec.users: users %v, bootstrap file %q", cfg.Users, cfg.BootstrapAdminFile)
+	}
+	ten.Spec.Users = &smsv1.TenantUsers{}
+	boot := []byte("ada\nsecret-password\n")
+	cfg, err = l.config(t.TempDir(), kernelruntime.Spec{Tenant: ten, BootstrapAdmin: boot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Users || !cfg.NoSessionApprove {
+		t.Errorf("a tenant with spec.users: users %v, no session approve %v; want both", cfg.Users, cfg.NoSessionApprove)
+	}
+	fi, err := os.Stat(cfg.BootstrapAdminFile)
+	if err != nil {
+		t.Fatalf("bootstrap file: %v", err)
+	}
+	if got, _ := os.ReadFile(cfg.BootstrapAdminFile); string(got) != string(boot) || fi.Mode().Perm() != 0o600 {
+		t.Errorf("bootstrap file %s holds %q with mode %v; want %q with 0600", cfg.BootstrapAdminFile, got, fi.Mode().Perm(), boot)
 	}
 }
