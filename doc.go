@@ -21,7 +21,7 @@
 //	controllers/           ring 4: their reconcilers (they speak to kernels
 //	                       through adminv1 only and link no kernel)
 //	internal/operator/     the manager, its webhooks and kernel runtimes
-//	internal/kernelcmd/    `manager kernel`: flags, driver registries, start
+//	kernelcmd/    `manager kernel`: flags, driver registries, start
 //	internal/cli/          `kubectl sms` (smsctl) and `manager dev` (devenv)
 //	cmd/                   the binaries: manager and kubectl-sms
 //	ledger/                an island: the run ledger, standard library only

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/sms-baseline/sms/drivers/executor/isolated"
+	"github.com/sms-baseline/sms/kernelcmd"
 )
 
 // newRootCommand returns the manager's command tree.
@@ -14,25 +14,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newKernelCommand(), newOperatorCommand(), newSandboxCommand())
+	root.AddCommand(newKernelCommand(), newOperatorCommand(), kernelcmd.SandboxCommand())
 	root.AddCommand(devCommands()...)
 	return root
-}
-
-// newSandboxCommand returns the hidden child-process entry point of the
-// isolated executor. Its limits come from the environment the parent sets.
-func newSandboxCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:    "sandbox",
-		Short:  "Serve one agent plugin over stdin and stdout under OS limits (started by the isolated executor)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts, err := isolated.ChildOptionsFromEnv()
-			if err != nil {
-				return err
-			}
-			return isolated.ServeChild(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), opts)
-		},
-	}
 }

@@ -18,7 +18,7 @@ import (
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/internal/cli/devenv"
-	"github.com/sms-baseline/sms/internal/kernelcmd"
+	"github.com/sms-baseline/sms/kernelcmd"
 )
 
 // devCommands are the commands only development builds have: the image's

@@ -1,7 +1,7 @@
 package architecture
 
 // Ring 4 is grouped by audience: the operator (internal/operator), the
-// kernel command (internal/kernelcmd), the command-line tools
+// public kernel command (kernelcmd), the command-line tools
 // (internal/cli), the test infrastructure (internal/testinfra), the API
 // types (api) and the binaries (cmd). audienceRules say which of them may
 // not import which; the first matching rule decides.
@@ -19,8 +19,7 @@ var audienceRules = []struct {
 	{from: "", to: "internal/testinfra/envtestbin", allow: []string{"internal/testinfra/", "internal/cli/devenv", "cmd/manager"},
 		reason: "only tests and manager dev locate the envtest binaries"},
 	{from: "internal/operator", to: "internal/testinfra", reason: "the operator does not depend on the test infrastructure"},
-	{from: "internal/kernelcmd", to: "internal/operator", reason: "the kernel command knows nothing of the operator"},
-	{from: "internal/kernelcmd", to: "internal/cli", reason: "the kernel command knows nothing of the command-line tools"},
+	{from: "kernelcmd", to: "internal/", reason: "the kernel command is public: applications build their kernels with it, so it knows nothing of the operator, the command-line tools or the module's internals"},
 	{from: "internal/operator/webhook", to: "controllers", reason: "the webhooks admit requests; they do not reconcile"},
 	{from: "internal/operator/webhook", to: "internal/operator/kernelruntime", reason: "the webhooks never reach a kernel"},
 	{from: "controllers", to: "internal/operator/webhook", reason: "controllers do not call the webhooks"},

@@ -52,6 +52,7 @@ var prefixes = []struct {
 	{"baseline", Baseline},
 	{"", Root}, // the module's root package: the files the binaries embed
 	{"cmd/", Root},
+	{"kernelcmd", Root}, // the public kernel command applications build on
 	{"controllers", Root},
 	{"api/", Root},
 	{"test/", Root},

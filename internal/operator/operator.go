@@ -21,7 +21,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/controllers"
-	"github.com/sms-baseline/sms/internal/kernelcmd"
+	"github.com/sms-baseline/sms/kernelcmd"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 	localruntime "github.com/sms-baseline/sms/internal/operator/kernelruntime/local"
 )

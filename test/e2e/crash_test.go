@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sms-baseline/sms/internal/kernelcmd"
+	"github.com/sms-baseline/sms/kernelcmd"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 )

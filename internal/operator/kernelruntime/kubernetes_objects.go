@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/internal/kernelcmd/kernelconfig"
+	"github.com/sms-baseline/sms/kernelcmd/kernelconfig"
 )
 
 // Names, paths and numbers of a kernel's Kubernetes objects. The paths

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/internal/kernelcmd/kernelconfig"
+	"github.com/sms-baseline/sms/kernelcmd/kernelconfig"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
 )

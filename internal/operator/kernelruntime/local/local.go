@@ -19,7 +19,7 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/baseline"
-	"github.com/sms-baseline/sms/internal/kernelcmd"
+	"github.com/sms-baseline/sms/kernelcmd"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 )
 

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/internal/kernelcmd"
+	"github.com/sms-baseline/sms/kernelcmd"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 )
 

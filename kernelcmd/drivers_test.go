@@ -21,7 +21,7 @@ import (
 // enum value, and forgetting one fails here. Seen failing with
 // openaicompat left out of Models, and with isolated and goja swapped.
 func TestDriversMatchTheAPI(t *testing.T) {
-	raw, err := os.ReadFile("../../config/crd/bases/sms.dev_tenants.yaml")
+	raw, err := os.ReadFile("../config/crd/bases/sms.dev_tenants.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

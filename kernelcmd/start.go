@@ -21,8 +21,13 @@ import (
 // Empty Listen, Store, Name and Executor take their Defaults, as they do on
 // the command line, where Args leaves them out. Errors name the flag to fix.
 // On error nothing stays open; on success the caller closes the kernel.
-// A nil logger discards the kernel's logs.
+// A nil logger discards the kernel's logs. It is App{}.Start: the kernel
+// of `manager kernel`, with no application plugins.
 func Start(ctx context.Context, c Config, logger *slog.Logger) (*baseline.Baseline, error) {
+	return start(ctx, c, nil, logger)
+}
+
+func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.Logger) (*baseline.Baseline, error) {
 	c = c.WithDefaults()
 	token, err := readToken(c.TokenFile)
 	if err != nil {
@@ -52,7 +57,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*baseline.Baseli
 		return nil, fmt.Errorf("--store: %w", err)
 	}
 	b, err := baseline.New(ctx, baseline.Options{Name: c.Name, Store: st, Executor: exec, AdminToken: token, Credentials: creds,
-		Logger: logger, Model: model, Fault: faultHook(), Auth: users,
+		Logger: logger, Model: model, Fault: faultHook(), Auth: users, Plugins: plugins,
 		Policy: judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes}})
 	if err != nil {
 		return nil, err // New closed the store
@@ -63,8 +68,20 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*baseline.Baseli
 // Run starts the kernel c describes and serves it on ln until ctx is done,
 // then lets in-flight requests finish and closes the kernel. A nil ln
 // listens on c.Listen. Run owns ln: it is closed when Run returns.
-// A nil logger discards the logs.
+// A nil logger discards the logs. It is App{}.Run.
 func Run(ctx context.Context, c Config, ln net.Listener, logger *slog.Logger) error {
+	return run(ctx, c, runOptions{ln: ln, logger: logger})
+}
+
+// runOptions are Run's arguments past the settings.
+type runOptions struct {
+	ln      net.Listener
+	logger  *slog.Logger
+	plugins []kernel.Plugin
+}
+
+func run(ctx context.Context, c Config, o runOptions) error {
+	ln, logger := o.ln, o.logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -72,7 +89,7 @@ func Run(ctx context.Context, c Config, ln net.Listener, logger *slog.Logger) er
 	var b *baseline.Baseline
 	err := checkServe(c)
 	if err == nil {
-		b, err = Start(ctx, c, logger)
+		b, err = start(ctx, c, o.plugins, logger)
 	}
 	if err != nil {
 		if ln != nil {

@@ -1,6 +1,6 @@
 package kernelcmd
 
-import "github.com/sms-baseline/sms/internal/kernelcmd/kernelconfig"
+import "github.com/sms-baseline/sms/kernelcmd/kernelconfig"
 
 // Config is everything `manager kernel` is told on its command line
 // (kernelconfig.Config).

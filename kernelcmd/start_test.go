@@ -21,7 +21,7 @@ const token = "s3cret"
 
 // doubler is the scripted model of docs/examples: it defines a tool in
 // chat, calls it and answers.
-var doubler, _ = filepath.Abs("../../docs/examples/scripted-doubler.json")
+var doubler, _ = filepath.Abs("../docs/examples/scripted-doubler.json")
 
 // gojaConfig returns a Config for a kernel in dir that runs agent code in
 // process, is guarded by a token and chats through the doubler script.
