@@ -113,6 +113,7 @@ func TestCheckReportsViolations(t *testing.T) {
 		{"devenv locates envtest", mod("internal/cli/devenv", Module+"/internal/testinfra/envtestbin"), ""},
 		{"kernelruntime locates envtest", mod("internal/operator/kernelruntime", Module+"/internal/testinfra/envtestbin"), "only tests and manager dev"},
 		{"kernelcmd imports the operator", mod("kernelcmd", Module+"/internal/operator/kernelruntime"), "knows nothing of the operator"},
+		{"an example imports an internal package", mod("examples/erp", Module+"/internal/cli/smsctl"), "module of its own"},
 		{"kernelcmd imports an internal package", mod("kernelcmd", Module+"/internal/cli/smsctl"), "kernel command is public"},
 		{"webhook imports controllers", mod("internal/operator/webhook", Module+"/controllers"), "admit requests"},
 		{"controllers import baseline", mod("controllers", Module+"/baseline"), "adminv1 only"},

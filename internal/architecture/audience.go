@@ -19,6 +19,8 @@ var audienceRules = []struct {
 	{from: "", to: "internal/testinfra/envtestbin", allow: []string{"internal/testinfra/", "internal/cli/devenv", "cmd/manager"},
 		reason: "only tests and manager dev locate the envtest binaries"},
 	{from: "internal/operator", to: "internal/testinfra", reason: "the operator does not depend on the test infrastructure"},
+	{from: "examples/", to: "internal/", reason: "an example application uses only what an application in a module of its own can import"},
+	{from: "examples/", to: "controllers", reason: "an example application uses only the public library, not the operator"},
 	{from: "kernelcmd", to: "internal/", reason: "the kernel command is public: applications build their kernels with it, so it knows nothing of the operator, the command-line tools or the module's internals"},
 	{from: "internal/operator/webhook", to: "controllers", reason: "the webhooks admit requests; they do not reconcile"},
 	{from: "internal/operator/webhook", to: "internal/operator/kernelruntime", reason: "the webhooks never reach a kernel"},

@@ -53,6 +53,7 @@ var prefixes = []struct {
 	{"", Root}, // the module's root package: the files the binaries embed
 	{"cmd/", Root},
 	{"kernelcmd", Root}, // the public kernel command applications build on
+	{"examples/", Root}, // applications built on the public packages
 	{"controllers", Root},
 	{"api/", Root},
 	{"test/", Root},
