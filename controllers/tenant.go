@@ -115,6 +115,13 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant, o *te
 	probe, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
 	state, err := kc.State(probe)
+	if errors.Is(err, adminv1.ErrVersion) {
+		// Only a new image mends it; the poll notices a kernel replaced
+		// under the same image name.
+		r.unwatch(key)
+		return ctrl.Result{RequeueAfter: r.poll()}, stalledBy(smsv1.ReasonIncompatibleKernel,
+			fmt.Sprintf("the kernel of image %s: %v", imageOf(t), err))
+	}
 	if err != nil {
 		return ctrl.Result{}, &waitError{reason: smsv1.ReasonKernelUnreachable, msg: err.Error(), after: 2 * time.Second}
 	}
@@ -123,6 +130,14 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant, o *te
 	}
 	o.state = &state
 	return ctrl.Result{RequeueAfter: r.poll()}, nil
+}
+
+// imageOf names the tenant's kernel image for messages.
+func imageOf(t *smsv1.Tenant) string {
+	if t.Spec.Image == "" {
+		return "(the operator's own)"
+	}
+	return t.Spec.Image
 }
 
 // healthTimeout bounds the tenant's health check, so a hung kernel holds

@@ -46,6 +46,10 @@ const (
 	// itself (a 4xx, such as a body over its limit). The same spec gets
 	// the same answer, so only a new spec is submitted again.
 	ReasonKernelRefused = "KernelRefused"
+	// ReasonIncompatibleKernel: the tenant's kernel answers a version of
+	// the admin API the operator does not speak; its image (spec.image)
+	// was built on another release of sms. The message names the image.
+	ReasonIncompatibleKernel = "IncompatibleKernel"
 	// ReasonBusy: the judge refused the submission for want of capacity
 	// (approvals waiting fill its policy's bounds, or the executor runs
 	// as many sandboxes as it may), not for anything in the plugin. The

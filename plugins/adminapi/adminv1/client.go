@@ -202,12 +202,17 @@ func answerError(rq call, status int, raw []byte) *Error {
 	return e
 }
 
+// ErrVersion is the error of an answer from a kernel that speaks another
+// version of the admin API than this package: a kernel image built on
+// another release of sms.
+var ErrVersion = errors.New("admin API version mismatch")
+
 // checkVersion refuses a 2xx answer whose VersionHeader names another
 // version than this package speaks. A kernel that names none is taken as
 // speaking Version.
 func checkVersion(rq call, resp *http.Response) error {
 	if v := resp.Header.Get(VersionHeader); v != "" && v != Version {
-		return rq.wrap("check version", fmt.Errorf("the kernel speaks admin API %s, this client %s", v, Version))
+		return rq.wrap("check version", fmt.Errorf("%w: the kernel speaks admin API %s, this client %s", ErrVersion, v, Version))
 	}
 	return nil
 }
