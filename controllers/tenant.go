@@ -97,6 +97,9 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant, o *te
 		return ctrl.Result{}, invalidSpec(err)
 	}
 	st, err := r.Runtime.Ensure(ctx, spec)
+	if errors.Is(err, kernelruntime.ErrInvalidSpec) {
+		return ctrl.Result{}, invalidSpec(err)
+	}
 	if err != nil {
 		return ctrl.Result{}, &retryError{reason: smsv1.ReasonKernelStarting, err: err}
 	}

@@ -56,6 +56,7 @@ unpacked under --dir.`,
 	fl.StringVar(&m.Script, "model-script", "", "JSON file of turns for --model scripted (default: the built-in doubler demo)")
 	fl.StringVar(&m.KeyFile, "model-key-file", "", "file holding the model key (default: "+contracts.OrList(kernelcmd.ModelKeyEnv())+")")
 	fl.StringVar(&f.opts.Executor, "executor", "", "run every tenant's agent plugins with this executor ("+kernelcmd.Executors.Choices()+") instead of its spec's")
+	fl.StringToStringVar(&f.opts.Images, "image", nil, "run this kernel binary for Tenants whose spec.image is IMAGE, as IMAGE=PATH (repeatable): an application's kernel built with kernelcmd")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the operator's and the kernels' work")
 	return cmd
 }
@@ -69,6 +70,9 @@ func runDev(cmd *cobra.Command, f *devFlags) error {
 		return err
 	}
 	f.opts.Root = root
+	if err := devImages(&f.opts); err != nil {
+		return err
+	}
 	if err := devModel(&f.opts); err != nil {
 		return err
 	}
@@ -92,6 +96,26 @@ func runDev(cmd *cobra.Command, f *devFlags) error {
 		err = serr
 	}
 	return err
+}
+
+// devImages makes each --image binary's path absolute and checks that it
+// is an executable file.
+func devImages(o *devenv.Options) error {
+	for image, bin := range o.Images {
+		abs, err := filepath.Abs(bin)
+		if err != nil {
+			return fmt.Errorf("--image %s=%s: %w", image, bin, err)
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return fmt.Errorf("--image %s=%s: %w", image, bin, err)
+		}
+		if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+			return fmt.Errorf("--image %s=%s: not an executable file", image, bin)
+		}
+		o.Images[image] = abs
+	}
+	return nil
 }
 
 // devModel checks the default model's and the executor's flags against

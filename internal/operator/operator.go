@@ -46,6 +46,9 @@ type Options struct {
 	// LocalModel is, in the local runtime, the model of tenants whose
 	// spec names none (manager dev's scripted demo model).
 	LocalModel kernelcmd.Model
+	// LocalImages maps, in the local runtime, a Tenant's spec.image to the
+	// kernel binary run for it as a child process.
+	LocalImages map[string]string
 	// Logger receives the local kernels' logs.
 	Logger *slog.Logger
 	// MetricsAddr serves Prometheus metrics; "0" disables them.
@@ -175,7 +178,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 			kernelruntime.KubernetesOptions{Image: opts.KernelImage, OperatorNamespace: opts.OperatorNamespace})
 	case RuntimeLocal:
 		local := localruntime.New(localruntime.Options{Dir: opts.DataDir, Executor: opts.LocalExecutor,
-			DefaultModel: opts.LocalModel, Logger: opts.Logger})
+			DefaultModel: opts.LocalModel, Images: opts.LocalImages, Logger: opts.Logger})
 		op.Runtime, op.Close = local, local.Close
 	default:
 		return nil, fmt.Errorf("runtime %q: want kubernetes or local", opts.Runtime)

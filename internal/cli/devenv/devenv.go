@@ -30,6 +30,9 @@ type Options struct {
 	Model kernelcmd.Model
 	// Executor, when set, replaces every tenant's executor.
 	Executor string
+	// Images maps a Tenant's spec.image to the kernel binary that runs
+	// for it (the local runtime's Options.Images).
+	Images map[string]string
 	// Progress receives what a person waiting should see. Default stderr.
 	Progress io.Writer
 	// Logger receives the kernels' logs. Default: discarded.
@@ -112,7 +115,7 @@ func (e *Env) newOperator(opts Options) error {
 	wh := e.env.WebhookInstallOptions
 	e.op, err = operator.New(user.Config(), operator.Options{
 		Runtime: operator.RuntimeLocal, DataDir: filepath.Join(e.Dir, "data"),
-		LocalExecutor: opts.Executor, LocalModel: opts.Model, Logger: opts.Logger,
+		LocalExecutor: opts.Executor, LocalModel: opts.Model, LocalImages: opts.Images, Logger: opts.Logger,
 		MetricsAddr: "0", ProbeAddr: "0", OperatorUser: operatorUser,
 		Webhook: webhook.Options{Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir},
 	})

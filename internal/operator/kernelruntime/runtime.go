@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -61,6 +62,10 @@ func (s Spec) Checksum() string {
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }
+
+// ErrInvalidSpec means a runtime cannot run the tenant as its spec says:
+// only a new spec changes the answer, so the tenant is Stalled.
+var ErrInvalidSpec = errors.New("the runtime cannot run this spec")
 
 // Status is where a tenant's kernel is and whether it runs.
 type Status struct {

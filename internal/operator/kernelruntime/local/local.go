@@ -19,8 +19,8 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/baseline"
-	"github.com/sms-baseline/sms/kernelcmd"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
+	"github.com/sms-baseline/sms/kernelcmd"
 )
 
 // Options configure the local runtime.
@@ -37,9 +37,16 @@ type Options struct {
 	// none when its Provider is empty. Its key, when it needs one, comes
 	// from KeyFile or the provider's usual environment variables.
 	DefaultModel kernelcmd.Model
+	// Images maps a Tenant's spec.image to the kernel binary that stands
+	// for it here, such as an application's kernel built from
+	// kernelcmd.App. Such a tenant's kernel runs as a child process, with
+	// the arguments the kubernetes runtime gives its pod; a tenant without
+	// spec.image runs the manager's own kernel inside this process.
+	Images map[string]string
 }
 
-// Runtime runs kernels inside this process on loopback ports. It suits
+// Runtime runs kernels inside this process, or as child processes for
+// tenants with an image (Options.Images), on loopback ports. It suits
 // `manager dev` and test suites, where no kubelet runs pods. A kernel
 // keeps its port across restarts when the port is still free, so
 // endpoints stay stable.
@@ -80,7 +87,11 @@ func (l *Runtime) Ensure(ctx context.Context, spec kernelruntime.Spec) (kernelru
 	if err != nil {
 		return kernelruntime.Status{}, err
 	}
-	hash := configHash(cfg, spec)
+	bin, err := l.binary(spec.Tenant)
+	if err != nil {
+		return kernelruntime.Status{}, err
+	}
+	hash := configHash(cfg, spec) + bin
 	if running != nil && running.hash == hash {
 		select {
 		case <-running.done:
@@ -90,7 +101,12 @@ func (l *Runtime) Ensure(ctx context.Context, spec kernelruntime.Spec) (kernelru
 		}
 	}
 	l.stop(key)
-	k, err := l.start(dir, cfg)
+	var k *localKernel
+	if bin != "" {
+		k, err = l.startChild(dir, bin, cfg)
+	} else {
+		k, err = l.start(dir, cfg)
+	}
 	if err != nil {
 		return kernelruntime.Status{}, err
 	}
