@@ -21,9 +21,9 @@ import (
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/controllers"
-	"github.com/sms-baseline/sms/kernelcmd"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 	localruntime "github.com/sms-baseline/sms/internal/operator/kernelruntime/local"
+	"github.com/sms-baseline/sms/kernelcmd"
 )
 
 // Runtimes.

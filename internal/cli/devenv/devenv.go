@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/sms-baseline/sms/kernelcmd"
 	"github.com/sms-baseline/sms/internal/operator"
+	"github.com/sms-baseline/sms/kernelcmd"
 )
 
 // Options configure a development environment.

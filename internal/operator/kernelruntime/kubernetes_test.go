@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
-	"github.com/sms-baseline/sms/kernelcmd/kernelconfig"
 	"github.com/sms-baseline/sms/internal/operator/kernelruntime"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
+	"github.com/sms-baseline/sms/kernelcmd/kernelconfig"
 )
 
 var env *testenv.Env
