@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sms-baseline/sms/kernelcmd"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/kernelcmd"
 )
 
 // answerCode returns a plugin that provides answer under agent.crash.answer.
