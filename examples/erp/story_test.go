@@ -26,17 +26,18 @@ const (
 	rootPassword = "root-password-long-enough"
 )
 
-// story is the scripted model of story.json: a chat that adds a discount
-// field to invoices and a tool listing the overdue ones, then calls it.
-func story(t *testing.T) [][]contracts.Block {
+// story is a scripted model's turns: story.json, a chat that adds a
+// discount field to invoices and a tool listing the overdue ones, then
+// calls it; story-after-restart.json, two chats calling the tool.
+func story(t *testing.T, file string) [][]contracts.Block {
 	t.Helper()
-	raw, err := os.ReadFile("story.json")
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var turns [][]contracts.Block
 	if err := json.Unmarshal(raw, &turns); err != nil {
-		t.Fatalf("parse story.json: %v", err)
+		t.Fatalf("parse %s: %v", file, err)
 	}
 	return turns
 }
@@ -115,8 +116,7 @@ func (e *erpEnv) overdue(h http.Header) string {
 // invoice).
 func TestStory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "erp.db")
-	turns := story(t)
-	e := start(t, path, turns)
+	e := start(t, path, story(t, "story.json"))
 	sam, sue, alex := e.user("sam", erp.GroupSales), e.user("sue", erp.GroupSales), e.user("alex", erp.GroupAccountant)
 	e.invoice(sam, "INV-S1", "2026-05-01", 2, 100)
 	e.invoice(sam, "INV-S2", "2026-07-01", 1, 50)
@@ -151,7 +151,7 @@ func TestStory(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	e = start(t, path, turns[2:])
+	e = start(t, path, story(t, "story-after-restart.json"))
 	sam = e.Login("sam", "sam-password")
 	if got := e.overdue(sam); got != want {
 		t.Fatalf("after a restart, Sam's overdue invoices = %s, want %s", got, want)

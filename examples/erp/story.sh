@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# The example ERP's story against `manager dev`, offline: the ERP's own kernel
+# binary runs for the Tenant erp (spec.image), Sam in sales asks the agent for
+# a discount field on invoices and a tool listing the overdue ones, a person
+# approves the field with kubectl, the tool answers with Sam's invoices only,
+# both survive kernel restarts (a new script, then manager dev itself), and
+# disabling the agent's plugin removes the field from the API and the tool
+# from the agent while the column's data is kept. Any unmet expectation
+# stops the story with a message and a non-zero exit.
+#
+# Environment:
+#   MANAGER          the manager binary (default bin/manager)
+#   ERP_KERNEL       the ERP's kernel binary (default bin/erp-kernel)
+#   KUBECTL_SMS_DIR  directory holding kubectl-sms (default bin)
+#   SMS_STORY_DIR    manager dev's state directory (default: a new temporary
+#                    directory, removed at the end)
+#   KUBECTL          the kubectl binary (default kubectl)
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+MANAGER=${MANAGER:-bin/manager}
+ERP_KERNEL=${ERP_KERNEL:-bin/erp-kernel}
+KUBECTL=${KUBECTL:-kubectl}
+PATH="$(cd "${KUBECTL_SMS_DIR:-bin}" && pwd):$PATH"
+export PATH
+keep_dir=1
+if [[ -z "${SMS_STORY_DIR:-}" ]]; then
+	SMS_STORY_DIR=$(mktemp -d)
+	keep_dir=0
+fi
+export KUBECONFIG="$SMS_STORY_DIR/kubeconfig"
+erp=examples/erp
+dev_pid=
+dev_log="$SMS_STORY_DIR/manager-dev.log"
+root_pw="$SMS_STORY_DIR/root.pw"
+sam_pw="$SMS_STORY_DIR/sam.pw"
+sue_pw="$SMS_STORY_DIR/sue.pw"
+printf 'change-this-password-now' >"$root_pw"
+printf 'sam-password-long-enough' >"$sam_pw"
+printf 'sue-password-long-enough' >"$sue_pw"
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+run() { printf '$ %s\n' "$*"; "$@"; }
+fail() {
+	printf '\n\033[31mstory failed: %s\033[0m\n' "$*" >&2
+	if [[ -f "$dev_log" ]]; then
+		printf -- '--- last lines of manager dev ---\n' >&2
+		tail -n 40 "$dev_log" >&2
+	fi
+	exit 1
+}
+cleanup() {
+	stop_dev
+	if [[ $keep_dir == 0 ]]; then rm -rf "$SMS_STORY_DIR"; fi
+}
+trap cleanup EXIT
+
+start_dev() {
+	rm -f "$KUBECONFIG"
+	"$MANAGER" dev --dir "$SMS_STORY_DIR" --image "erp-kernel:dev=$ERP_KERNEL" -v >>"$dev_log" 2>&1 &
+	dev_pid=$!
+	for _ in $(seq 1 600); do
+		[[ -s "$KUBECONFIG" ]] && return 0
+		kill -0 "$dev_pid" 2>/dev/null || fail "manager dev exited while starting"
+		sleep 0.2
+	done
+	fail "manager dev did not write $KUBECONFIG within 120 s"
+}
+stop_dev() {
+	[[ -n "$dev_pid" ]] || return 0
+	kill -INT "$dev_pid" 2>/dev/null || true
+	wait "$dev_pid" 2>/dev/null || true
+	dev_pid=
+}
+wait_for() { run "$KUBECTL" wait --timeout=120s "$@" || fail "kubectl wait $*"; }
+endpoint() { "$KUBECTL" get tenant erp -o 'jsonpath={.status.endpoint}'; }
+
+# login USER PASSWORD_FILE: signs the user in; their session cookie is kept
+# in a jar named for them.
+login() {
+	local i
+	for i in $(seq 1 60); do
+		curl -fsS -c "$SMS_STORY_DIR/$1.jar" -H 'X-Sms-Csrf: 1' -H 'Content-Type: application/json' \
+			-d "{\"login\":\"$1\",\"password\":\"$(cat "$2")\"}" "$(endpoint)/api/auth/login" >/dev/null 2>&1 && return 0
+		sleep 0.5 # a kernel that restarts answers once it is back
+	done
+	fail "$1 cannot sign in"
+}
+
+# as USER METHOD PATH [BODY]: one request with the user's session.
+as() {
+	local args=(-sS -b "$SMS_STORY_DIR/$1.jar" -H 'X-Sms-Csrf: 1' -H 'Content-Type: application/json' -X "$2")
+	[[ $# -lt 4 ]] || args+=(-d "$4")
+	printf '$ as %s: %s %s %s\n' "$1" "$2" "$3" "${4:-}" >&2
+	curl "${args[@]}" "$(endpoint)$3"
+}
+
+# status_as USER METHOD PATH BODY: the HTTP status of one request as the user.
+status_as() {
+	printf '$ as %s: %s %s %s\n' "$1" "$2" "$3" "$4" >&2
+	curl -sS -o /dev/null -w '%{http_code}' -b "$SMS_STORY_DIR/$1.jar" -H 'X-Sms-Csrf: 1' \
+		-H 'Content-Type: application/json' -X "$2" -d "$4" "$(endpoint)$3"
+}
+
+# expect WANT OUTPUT: OUTPUT must contain WANT.
+expect() {
+	printf '%s\n' "$2"
+	grep -qF -- "$1" <<<"$2" || fail "want '$1'"
+}
+
+# overdue asks the agent, as Sam, which invoices are overdue.
+overdue() { as sam POST /api/chat '{"session":"s2","text":"which invoices are overdue?"}'; }
+
+step "Start manager dev with the ERP's kernel binary for the image erp-kernel:dev"
+start_dev
+
+step "Apply the ERP tenant: its kernel is the ERP's binary, with users and the scripted agent"
+run "$KUBECTL" create configmap erp-story --from-file=script.json=$erp/story.json
+run "$KUBECTL" label configmap erp-story sms.dev/tenant=erp
+run "$KUBECTL" apply -f $erp/config/tenant.yaml
+wait_for --for=condition=Ready tenant/erp
+
+step "The admin adds Sam and Sue to sales"
+for u in sam sue; do
+	run kubectl sms users create erp $u --new-password-file "$SMS_STORY_DIR/$u.pw" --as root --password-file "$root_pw"
+	run kubectl sms groups add erp sales $u --as root --password-file "$root_pw"
+done
+login sam "$sam_pw"
+login sue "$sue_pw"
+
+step "Each creates invoices; each sees their own"
+expect '"id":1' "$(as sam POST /api/orm/invoice/create '{"values":{"number":"INV-S1","due":"2026-05-01","state":"posted","customer":1}}')"
+expect '"id":1' "$(as sam POST /api/orm/invoice_line/create '{"values":{"invoice":1,"product":1,"quantity":2,"price":100}}')"
+expect '"id":2' "$(as sam POST /api/orm/invoice/create '{"values":{"number":"INV-S2","due":"2026-07-01","state":"posted","customer":1}}')"
+expect '"id":3' "$(as sue POST /api/orm/invoice/create '{"values":{"number":"INV-U1","due":"2026-04-01","state":"posted","customer":2}}')"
+expect '"invoices":2' "$(as sam GET /api/erp/summary)"
+expect '"invoices":1' "$(as sue GET /api/erp/summary)"
+
+step "Sam asks the agent for a discount field and an overdue tool; the field waits for a person"
+expect pending "$(as sam POST /api/chat '{"session":"s1","text":"add a discount field to invoices and a tool that lists the overdue ones"}')"
+wait_for --for=create plugin/erp-agent-discounts
+wait_for --for=jsonpath='{.status.verdict.result}'=pending plugin/erp-agent-discounts
+run "$KUBECTL" get plugins,approvals
+
+step "A person approves it with kubectl; it mounts"
+run kubectl sms approve erp-agent-discounts -m "reviewed in the ERP story"
+wait_for --for=condition=Ready plugin/erp-agent-discounts
+as sam POST /api/orm/invoice/write '{"ids":[1],"values":{"discount":10}}' >/dev/null
+
+step "The agent's tool answers with Sam's overdue invoices only"
+out=$(overdue)
+expect '\"number\":\"INV-S1\",\"total\":200' "$out"
+if grep -qF 'INV-U1' <<<"$out"; then fail "Sam's tool answered Sue's invoice"; fi
+
+step "A new script restarts the kernel; the field and the tool are still there"
+"$KUBECTL" create configmap erp-story --from-file=script.json=$erp/story-after-restart.json --dry-run=client -o yaml |
+	run "$KUBECTL" apply -f -
+sleep 2
+wait_for --for=condition=Ready tenant/erp
+login sam "$sam_pw"
+expect '\"discount\":10' "$(overdue)"
+
+step "Restart manager dev; everything comes back"
+stop_dev
+start_dev
+wait_for --for=condition=Ready tenant/erp
+wait_for --for=condition=Ready plugin/erp-agent-discounts
+login sam "$sam_pw"
+expect '\"discount\":10' "$(overdue)"
+
+step "Disable the agent's plugin: the field leaves the API and the tool the agent; the data stays"
+run "$KUBECTL" patch plugin erp-agent-discounts --type merge -p '{"spec":{"enabled":false}}'
+wait_for --for=condition=Mounted=false plugin/erp-agent-discounts
+expect 400 "$(status_as sam POST /api/orm/invoice/read '{"ids":[1],"spec":["discount"]}')"
+expect '"isError":true' "$(overdue)"
+run "$KUBECTL" patch plugin erp-agent-discounts --type merge -p '{"spec":{"enabled":true}}'
+wait_for --for=condition=Mounted plugin/erp-agent-discounts
+expect '"discount":10' "$(as sam POST /api/orm/invoice/read '{"ids":[1],"spec":["discount"]}')"
+
+printf '\n\033[32mERP story passed\033[0m\n'
