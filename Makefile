@@ -78,9 +78,10 @@ demo: binaries ## Run the demo story offline against manager dev (its own state 
 	MANAGER=$(LOCALBIN)/manager KUBECTL_SMS_DIR=$(LOCALBIN) KUBECTL=$(KUBECTL) hack/demo.sh
 
 .PHONY: binaries
-binaries: | $(LOCALBIN) ## Build bin/manager and bin/kubectl-sms (the kubectl plugin: put bin on PATH).
+binaries: | $(LOCALBIN) ## Build bin/manager, bin/kubectl-sms (the kubectl plugin: put bin on PATH) and bin/erp-kernel (the example application's kernel).
 	go build -o $(LOCALBIN)/manager ./cmd/manager
 	go build -o $(LOCALBIN)/kubectl-sms ./cmd/kubectl-sms
+	go build -o $(LOCALBIN)/erp-kernel ./examples/erp/cmd/erp-kernel
 
 .PHONY: test
 test: vet ## Run go vet, the architecture test, then every test and every benchmark (once, so that none can break unnoticed) with -race against a throwaway Postgres and envtest's API server (built once by hack/setup-envtest.sh); print total coverage; then the tests on a real one-node cluster (hack/realk8s.sh).
@@ -150,6 +151,17 @@ image: ## Write the manager image IMG as an OCI archive (IMAGE_ARCHIVE) without 
 	CGO_ENABLED=0 go build -tags nodev -trimpath -ldflags="-s -w" -o $(LOCALBIN)/manager-static ./cmd/manager
 	hack/oci-image.sh $(IMAGE_ARCHIVE) $(IMG) 65532:65532 /manager \
 		$(LOCALBIN)/manager-static=/manager /etc/ssl/certs/ca-certificates.crt=/etc/ssl/certs/ca-certificates.crt
+
+# The example application's kernel image: the same static build and layout
+# as the manager's, with examples/erp's kernel binary as the entrypoint.
+ERP_IMG ?= localhost/sms/erp-kernel:dev
+ERP_IMAGE_ARCHIVE ?= $(LOCALBIN)/erp-kernel-image.tar
+.PHONY: erp-image
+erp-image: ## Write the example ERP's kernel image ERP_IMG as an OCI archive (ERP_IMAGE_ARCHIVE).
+	mkdir -p $(LOCALBIN)
+	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o $(LOCALBIN)/erp-kernel-static ./examples/erp/cmd/erp-kernel
+	hack/oci-image.sh $(ERP_IMAGE_ARCHIVE) $(ERP_IMG) 65532:65532 /erp-kernel \
+		$(LOCALBIN)/erp-kernel-static=/erp-kernel /etc/ssl/certs/ca-certificates.crt=/etc/ssl/certs/ca-certificates.crt
 
 .PHONY: docker-push
 docker-push: ## Push the manager image IMG with CONTAINER_TOOL.
