@@ -21,7 +21,10 @@
 //	controllers/           ring 4: their reconcilers (they speak to kernels
 //	                       through adminv1 only and link no kernel)
 //	internal/operator/     the manager, its webhooks and kernel runtimes
-//	kernelcmd/    `manager kernel`: flags, driver registries, start
+//	kernelcmd/             the public kernel command (manager kernel, and
+//	                       an application's kernel binary): flags, driver
+//	                       registries, start
+//	examples/erp/          an application built on the public packages
 //	internal/cli/          `kubectl sms` (smsctl) and `manager dev` (devenv)
 //	cmd/                   the binaries: manager and kubectl-sms
 //	ledger/                an island: the run ledger, standard library only

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -38,19 +37,34 @@ func ValidTenant(id string) bool {
 
 func isLowerAlnum(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' }
 
-// PoolOptions configure a TenantPool.
+// PoolOptions configure a TenantPool. A tenant's kernel is configured by
+// Tenant when it is set, else by Base with the store Open opens.
 type PoolOptions struct {
-	// Open opens a tenant's store. SQLiteStores and PostgresStores build one.
+	// Tenant returns the options of a tenant's kernel: its own store, and
+	// its own credentials, model and plugins (never share an admin token
+	// between tenants). Name defaults to the tenant id.
+	Tenant func(ctx context.Context, tenant string) (Options, error)
+	// Open opens a tenant's store when Tenant is not set. SQLiteStores and
+	// PostgresStores build one.
 	Open func(ctx context.Context, tenant string) (contracts.Store, error)
-	// Base is the configuration every tenant's kernel starts from; its Name
-	// and Store are set per tenant.
+	// Base is the configuration every tenant's kernel starts from when
+	// Tenant is not set; its Name and Store are set per tenant.
 	Base Options
-	// Header names the tenant in requests. Default TenantHeader. A request
-	// without it is resolved by its subdomain (acme.example.com,
+	// Resolve names the tenant of a request. Default: the Header, else the
+	// subdomain (TenantFromSubdomain with no root: acme.example.com,
 	// acme.localhost); a bare domain or an IP address names no tenant.
+	Resolve Resolver
+	// Header names the tenant in requests for the default Resolve.
+	// Default TenantHeader.
 	Header string
-	// IdleAfter is how long a tenant may go without requests before
-	// EvictIdle closes it; zero keeps tenants until Evict or Close.
+	// OnMissing answers a request that names no tenant. Default: a 400
+	// saying how to name one.
+	OnMissing http.Handler
+	// IdleAfter is how long a tenant may go without requests before it is
+	// closed (it boots again on its next request). The pool checks every
+	// quarter of it (at least every second, at most every minute) until
+	// Close; EvictIdle checks at once. Zero keeps tenants until Evict or
+	// Close.
 	IdleAfter time.Duration
 	// Now is the clock for idleness. Default time.Now.
 	Now func() time.Time
@@ -76,6 +90,7 @@ func PostgresStores(url, prefix string) func(context.Context, string) (contracts
 // for concurrent use.
 type TenantPool struct {
 	opts PoolOptions
+	stop chan struct{} // closed by Close: ends the idle timer
 
 	mu      sync.Mutex
 	tenants map[string]*tenantEntry
@@ -97,7 +112,46 @@ func NewTenantPool(opts PoolOptions) *TenantPool {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &TenantPool{opts: opts, tenants: map[string]*tenantEntry{}}
+	if opts.Resolve == nil {
+		opts.Resolve = FirstOf(TenantFromHeader(opts.Header, ""), TenantFromSubdomain(SubdomainOptions{}))
+	}
+	p := &TenantPool{opts: opts, tenants: map[string]*tenantEntry{}, stop: make(chan struct{})}
+	if opts.IdleAfter > 0 {
+		go p.evictEvery(min(max(opts.IdleAfter/4, time.Second), time.Minute))
+	}
+	return p
+}
+
+// evictEvery runs EvictIdle every period until Close.
+func (p *TenantPool) evictEvery(period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			_, _ = p.EvictIdle() // a kernel that fails to close is gone from the pool all the same
+		}
+	}
+}
+
+// Tick runs the due scheduled jobs of every booted tenant at now (idle,
+// evicted tenants are not woken), and returns each failure by tenant.
+func (p *TenantPool) Tick(ctx context.Context, now time.Time) map[string]error {
+	errs := map[string]error{}
+	for _, id := range p.Tenants() {
+		p.mu.Lock()
+		e := p.tenants[id]
+		p.mu.Unlock()
+		if e == nil || e.b == nil {
+			continue
+		}
+		if err := e.b.Tick(ctx, now); err != nil {
+			errs[id] = err
+		}
+	}
+	return errs
 }
 
 // ErrPoolClosed is returned by Get after Close.
@@ -135,10 +189,8 @@ func (p *TenantPool) Get(ctx context.Context, tenant string) (*Baseline, error) 
 // abort a boot others wait for.
 func (p *TenantPool) boot(tenant string, e *tenantEntry) {
 	ctx := context.Background()
-	st, err := p.opts.Open(ctx, tenant)
+	opts, err := p.tenantOptions(ctx, tenant)
 	if err == nil {
-		opts := p.opts.Base
-		opts.Name, opts.Store = tenant, st
 		e.b, err = New(ctx, opts)
 	}
 	if err != nil {
@@ -150,6 +202,24 @@ func (p *TenantPool) boot(tenant string, e *tenantEntry) {
 		p.mu.Unlock()
 	}
 	close(e.ready)
+}
+
+// tenantOptions are the options of a tenant's kernel.
+func (p *TenantPool) tenantOptions(ctx context.Context, tenant string) (Options, error) {
+	if p.opts.Tenant != nil {
+		opts, err := p.opts.Tenant(ctx, tenant)
+		if opts.Name == "" {
+			opts.Name = tenant
+		}
+		return opts, err
+	}
+	if p.opts.Open == nil {
+		return Options{}, errors.New("the pool has neither Tenant nor Open")
+	}
+	st, err := p.opts.Open(ctx, tenant)
+	opts := p.opts.Base
+	opts.Name, opts.Store = tenant, st
+	return opts, err
 }
 
 // Tenants lists the tenants whose kernels are running, sorted.
@@ -206,6 +276,9 @@ func (p *TenantPool) EvictIdle() ([]string, error) {
 // Close closes every tenant's kernel; Get fails afterwards.
 func (p *TenantPool) Close() error {
 	p.mu.Lock()
+	if !p.closed {
+		close(p.stop)
+	}
 	p.closed = true
 	entries := p.tenants
 	p.tenants = map[string]*tenantEntry{}
@@ -228,33 +301,18 @@ func closeEntry(e *tenantEntry) error {
 	return e.b.Close()
 }
 
-// Resolve returns the tenant a request is for: the tenant header, or else
-// the first label of a subdomain host (acme.localhost, acme.example.com).
-func (p *TenantPool) Resolve(r *http.Request) string {
-	if t := r.Header.Get(p.opts.Header); t != "" {
-		return t
-	}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	if net.ParseIP(host) != nil {
-		return ""
-	}
-	// acme.localhost, or acme.example.com: a subdomain of a domain. A bare
-	// domain (example.com) names no tenant.
-	label, rest, ok := strings.Cut(strings.ToLower(host), ".")
-	if ok && label != "" && (rest == "localhost" || strings.Count(rest, ".") >= 1) {
-		return label
-	}
-	return ""
-}
+// Resolve returns the tenant a request is for (PoolOptions.Resolve).
+func (p *TenantPool) Resolve(r *http.Request) string { return p.opts.Resolve(r) }
 
 // ServeHTTP routes the request to its tenant's kernel; a request naming no
 // tenant, or an invalid one, is a 400.
 func (p *TenantPool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tenant := p.Resolve(r)
 	if tenant == "" {
+		if p.opts.OnMissing != nil {
+			p.opts.OnMissing.ServeHTTP(w, r)
+			return
+		}
 		smshttp.WriteError(w, smshttp.NewError(smshttp.KindValidation,
 			"no tenant: send the "+p.opts.Header+" header or use a tenant subdomain such as acme.localhost"))
 		return

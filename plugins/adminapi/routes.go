@@ -34,8 +34,10 @@ func (a *admin) routes() []smshttp.Route {
 		}),
 		route("POST", adminv1.RouteApprove, approve, a.decide(true)),
 		route("POST", adminv1.RouteReject, approve, a.decide(false)),
-		route("POST", adminv1.RouteChat, chat, a.chat),
-		route("POST", adminv1.RouteChatStream, chat, a.chatStream),
+		// Chat is the application's too: its users talk to the agent on
+		// the application listener, with a session or a chat credential.
+		appRoute(route("POST", adminv1.RouteChat, chat, a.chat)),
+		appRoute(route("POST", adminv1.RouteChatStream, chat, a.chatStream)),
 		route("GET", adminv1.RouteEvents, read, a.events),
 		route("GET", adminv1.RouteEventStream, read, a.stream),
 		// Probes stay open and are served on the application listener too.
@@ -45,6 +47,12 @@ func (a *admin) routes() []smshttp.Route {
 		{Method: "GET", Path: adminv1.RouteReadyz, Handler: a.ready},
 		route("GET", adminv1.RouteMetrics, read, a.metrics),
 	}
+}
+
+// appRoute serves r on the application listener as well as the admin one.
+func appRoute(r smshttp.Route) smshttp.Route {
+	r.Admin = false
+	return r
 }
 
 // bodyJSON returns the request body as JSON text. A body sent with another

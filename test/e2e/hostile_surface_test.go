@@ -64,6 +64,10 @@ func testAdminListener(t *testing.T, executor string) {
 		if r := k.do(call{"GET", "/readyz", "", nil}); r.status != 200 {
 			t.Errorf("GET /readyz on %s = %d, want 200", k.url, r.status)
 		}
+		// The application's users talk to the agent on its listener.
+		if r := k.do(call{"POST", "/api/chat", "", map[string]string{"session": "s", "text": "hi"}}); r.status != 401 {
+			t.Errorf("POST /api/chat without a credential on %s = %d %s, want 401 (served, and guarded)", k.url, r.status, r.text)
+		}
 	}
 }
 
