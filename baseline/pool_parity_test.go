@@ -41,7 +41,8 @@ func TestTenantFromSubdomain(t *testing.T) {
 
 // Each tenant gets its own options, its own admin token included: one
 // tenant's token opens nothing of another's. A request naming no tenant
-// gets OnMissing. Seen failing with Tenant ignored (both kernels open).
+// gets OnMissing. Seen failing with Tenant ignored (no kernel boots: "the
+// pool has neither Tenant nor Open").
 func TestPoolTenantOptions(t *testing.T) {
 	dir := t.TempDir()
 	p := baseline.NewTenantPool(baseline.PoolOptions{
@@ -77,8 +78,8 @@ func TestPoolTenantOptions(t *testing.T) {
 }
 
 // Tick runs the due jobs of booted tenants only; an idle timer evicts
-// tenants without anyone calling EvictIdle. Seen failing with Tick booting
-// every tenant it was asked about, and with the timer never started.
+// tenants without anyone calling EvictIdle. Seen failing with the timer
+// never started.
 func TestPoolTickAndIdleTimer(t *testing.T) {
 	var runs atomic.Int32
 	job := kernel.Plugin{Manifest: kernel.Manifest{ID: "app.job", Version: "1", Inject: []string{scheduler.Key},
