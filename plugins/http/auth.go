@@ -13,7 +13,7 @@ import (
 // its bearer token, else an authenticator's principal, else anonymous. An
 // authenticator's error refuses the request.
 func (s *server) authenticate(r *http.Request) (Principal, error) {
-	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+	if tok, ok := bearer(r); ok {
 		sum := sha256.Sum256([]byte(tok))
 		for _, c := range s.creds {
 			if subtle.ConstantTimeCompare(sum[:], c.sum[:]) == 1 {
@@ -31,6 +31,22 @@ func (s *server) authenticate(r *http.Request) (Principal, error) {
 		}
 	}
 	return Principal{}, nil
+}
+
+// AdminTokenHeader carries a token as Authorization: Bearer does, for
+// clients written against the seed's API.
+const AdminTokenHeader = "X-Admin-Token"
+
+// bearer returns the token the request presents: Authorization: Bearer,
+// else AdminTokenHeader.
+func bearer(r *http.Request) (string, bool) {
+	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return tok, true
+	}
+	if tok := r.Header.Get(AdminTokenHeader); tok != "" {
+		return tok, true
+	}
+	return "", false
 }
 
 // Credential implements Service.
@@ -56,7 +72,7 @@ func (s *server) admit(rt *route, who Principal, req *Request) error {
 		return nil
 	}
 	if !who.Authenticated {
-		return NewError(KindAuth, fmt.Sprintf("%s %s needs Authorization: Bearer <token> with the %s scope", rt.method, rt.path, rt.scope))
+		return NewError(KindAuth, fmt.Sprintf("%s %s needs Authorization: Bearer <token> (or X-Admin-Token) with the %s scope", rt.method, rt.path, rt.scope))
 	}
 	if !who.Has(rt.scope) {
 		return NewError(KindForbidden, fmt.Sprintf("credential %s lacks the %s scope that %s %s needs", who.Name, rt.scope, rt.method, rt.path))
@@ -83,7 +99,7 @@ func hashCredentials(list []Credential) []credential {
 }
 
 // credentialHeaders never reach agent code.
-var credentialHeaders = []string{"authorization", "proxy-authorization", "cookie"}
+var credentialHeaders = []string{"authorization", "proxy-authorization", "cookie", "x-admin-token"}
 
 // forAgent returns the request as an agent handler receives it: no
 // credential headers (serve has refused a request holding a configured

@@ -21,7 +21,7 @@
 //   - once credentials are configured, every route with a Scope needs a
 //     credential holding it (401 without one, 403 with another), and every
 //     system route under /api has a Scope;
-//   - agent handlers never see credentials: no Authorization,
+//   - agent handlers never see credentials: no Authorization, X-Admin-Token,
 //     Proxy-Authorization or Cookie header, and a request holding a
 //     configured token anywhere else (path, query, other headers, body,
 //     read through JSON and percent escapes nested up to maxRounds deep) is

@@ -105,8 +105,10 @@ func TestRoutingAndParams(t *testing.T) {
 }
 
 // Every error has the {"error":{"message","kind"}} shape and its kind's
-// status; a 500 names the plugin. Seen failing with the plugin name dropped
-// from ServeHTTP's internal-error wrap, and with the body limit removed.
+// status; a 500 names the plugin, in its message and its plugin field.
+// Seen failing with the plugin name dropped from ServeHTTP's internal-error
+// wrap, with the routeError left out (no plugin field), and with the body
+// limit removed.
 func TestErrors(t *testing.T) {
 	f := setup(t, routes("app.broken",
 		smshttp.Route{Method: "GET", Path: "/panic", Handler: func(context.Context, *smshttp.Request) (*smshttp.Response, error) { panic("boom") }},
@@ -132,6 +134,10 @@ func TestErrors(t *testing.T) {
 		kind, msg := errorKind(t, got)
 		if got.status != tc.status || kind != tc.kind || !strings.Contains(msg, tc.msg) {
 			t.Errorf("%s %s = %d %s %q, want %d %s containing %q", tc.method, tc.path, got.status, kind, msg, tc.status, tc.kind, tc.msg)
+		}
+		// A 500 names the failing route's plugin in a field of its own too.
+		if want := `"plugin":"app.broken"`; (tc.status == 500) != strings.Contains(got.body, want) {
+			t.Errorf("%s %s = %s; a 500, and only a 500, carries %s", tc.method, tc.path, got.body, want)
 		}
 	}
 }

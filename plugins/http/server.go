@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -79,7 +80,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, admin bool) {
 	if err != nil {
 		if KindOf(err) == KindInternal {
 			s.logger.Error("Route failed", "plugin", rt.plugin, "method", rt.method, "path", rt.path, "error", err)
-			err = fmt.Errorf("route %s %s of plugin %s failed: %w", rt.method, rt.path, rt.plugin, err)
+			err = &routeError{plugin: rt.plugin, err: fmt.Errorf("route %s %s of plugin %s failed: %w", rt.method, rt.path, rt.plugin, err)}
 		}
 		WriteError(w, err)
 	}
@@ -184,14 +185,28 @@ type errorBody struct {
 	Error struct {
 		Message string `json:"message"`
 		Kind    Kind   `json:"kind"`
+		// Plugin owns the route that failed, on a 500.
+		Plugin string `json:"plugin,omitempty"`
 	} `json:"error"`
 }
+
+// routeError is a route's internal failure, naming its plugin.
+type routeError struct {
+	plugin string
+	err    error
+}
+
+func (e *routeError) Error() string { return e.err.Error() }
+func (e *routeError) Unwrap() error { return e.err }
 
 // WriteError writes err as {"error":{"message","kind"}} with its kind's status.
 func WriteError(w http.ResponseWriter, err error) {
 	var body errorBody
 	body.Error.Kind = KindOf(err)
 	body.Error.Message = err.Error()
+	if re := (*routeError)(nil); errors.As(err, &re) {
+		body.Error.Plugin = re.plugin
+	}
 	raw, _ := json.Marshal(body)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(body.Error.Kind.Status())

@@ -244,7 +244,7 @@ func (f tokenFinders) inJSON(v any) bool {
 func (f tokenFinders) refuseTokens(r *http.Request, raw []byte, body any) error {
 	if where := f.carriesToken(r, raw, body); where != "" {
 		return NewError(KindValidation, fmt.Sprintf(
-			"the request's %s holds a credential: agent routes never receive credentials, send a token only in the Authorization header", where))
+			"the request's %s holds a credential: agent routes never receive credentials, send a token only in the Authorization or X-Admin-Token header", where))
 
 	}
 	return nil
