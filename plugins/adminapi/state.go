@@ -74,6 +74,7 @@ func (a *admin) buildState(pending []judge.Approval) adminv1.State {
 	if v.Pending == nil {
 		v.Pending = []adminv1.Approval{}
 	}
+	v.Plugins = v.Fibers
 	v.Collections = []adminv1.Collection{}
 	if svc, err := kernel.Lookup[collections.Service](a.ctx, collections.Key); err == nil {
 		v.Collections = wireCollections(svc.Definitions())
@@ -134,7 +135,7 @@ func (f stateFilter) apply(v adminv1.State) adminv1.State {
 	if fibers == nil {
 		fibers = []adminv1.Fiber{}
 	}
-	v.Fibers = fibers
+	v.Fibers, v.Plugins = fibers, fibers
 	return v
 }
 

@@ -256,7 +256,7 @@ func TestWrongToken(t *testing.T) {
 	if !errors.As(err, &e) || e.Status != http.StatusUnauthorized || e.Kind != "auth" {
 		t.Fatalf("Submit with a wrong token: %v, want a 401 auth *Error", err)
 	}
-	if want := "POST /api/plugins needs Authorization: Bearer <token> with the chat scope"; e.Message != want {
+	if want := "POST /api/plugins needs Authorization: Bearer <token> (or X-Admin-Token) with the chat scope"; e.Message != want {
 		t.Fatalf("message = %q, want %q", e.Message, want)
 	}
 	msg := err.Error()

@@ -18,6 +18,9 @@ type State struct {
 	Users bool `json:"users"`
 	// Fibers are the installed plugins, system and agent.
 	Fibers []Fiber `json:"fibers"`
+	// Plugins is an alias of Fibers, the same list under the name the
+	// seed's API gives it, for clients written against that API.
+	Plugins []Fiber `json:"plugins"`
 	// Pending are the approvals waiting for a human.
 	Pending []Approval `json:"pending"`
 	// Routes are the routes the kernel serves.
