@@ -66,6 +66,10 @@ type Options struct {
 	// (local development) the data is open to whoever the credentials
 	// admit, and the kernel says so in /api/state and its log.
 	Auth *auth.Options
+	// Agent configures the chat agent when Model is set: its identity
+	// (the system prompt's first line), the model calls of a turn, and
+	// where transcripts are kept (default: the tenant's database).
+	Agent agentloop.Options
 	// Plugins are the application's own system plugins, installed last.
 	Plugins []kernel.Plugin
 	// Logger receives the kernel's and plugins' logs. Default: discarded.
@@ -109,7 +113,11 @@ func systemPlugins(opts Options, actAs func(context.Context, string) context.Con
 	plugins = append(plugins,
 		judge.New(judge.Options{Executor: opts.Executor, Policy: opts.Policy, Logger: opts.Logger}).Plugin())
 	if opts.Model != nil {
-		plugins = append(plugins, modelPlugin(opts.Model), agentloop.Plugin(agentloop.Options{Sessions: agentloop.DatabaseSessions(db)}))
+		agent := opts.Agent
+		if agent.Sessions == nil {
+			agent.Sessions = agentloop.DatabaseSessions(db)
+		}
+		plugins = append(plugins, modelPlugin(opts.Model), agentloop.Plugin(agent))
 	}
 	return append(plugins, adminapi.Plugin(adminapi.Options{}))
 }

@@ -31,7 +31,7 @@ func agentPlugin() map[string]any {
 
 // Every system plugin is active after New, and the admin API answers.
 func TestNewBootsSystemPlugins(t *testing.T) {
-	env := baselinetest.New(t, baselinetest.Options{})
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true})
 	for _, id := range []string{baseline.DatabasePluginID, "sms.http", "sms.collections", "sms.scheduler", judge.ID, "sms.adminapi"} {
 		if v, ok := env.Kernel.Fiber(id); !ok || v.State != kernel.StateActive {
 			t.Fatalf("fiber %s = %+v, want active", id, v)
@@ -85,7 +85,7 @@ func TestTick(t *testing.T) {
 			return nil
 		}}},
 	}}}
-	env := baselinetest.New(t, baselinetest.Options{Plugins: []kernel.Plugin{job}})
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true, Plugins: []kernel.Plugin{job}})
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	env.Tick(start)
 	env.Tick(start.Add(time.Second))

@@ -71,7 +71,7 @@ func request(t *testing.T, addr, route, body string) int {
 // application listener answered GET /api/orm with 200 and the create with
 // a 400 from the ORM.
 func TestORMRESTOnlyOnAdminListener(t *testing.T) {
-	s := serve(t, baselinetest.New(t, baselinetest.Options{}), baseline.ServeOptions{})
+	s := serve(t, baselinetest.New(t, baselinetest.Options{Approvals: true}), baseline.ServeOptions{})
 	for _, rq := range []struct{ route, body string }{
 		{"GET /api/orm", ""},
 		{"GET /api/orm/res.partner/spec", ""},
@@ -127,7 +127,7 @@ func closedByServer(c net.Conn, r io.Reader) bool {
 // ReadHeaderTimeout): both connections stayed open until the test's
 // minute ran out.
 func TestServeClosesIdleAndStalledConnections(t *testing.T) {
-	s := serve(t, baselinetest.New(t, baselinetest.Options{}), baseline.ServeOptions{
+	s := serve(t, baselinetest.New(t, baselinetest.Options{Approvals: true}), baseline.ServeOptions{
 		IdleTimeout: 200 * time.Millisecond, ReadTimeout: 300 * time.Millisecond, ReadHeaderTimeout: 300 * time.Millisecond})
 	for _, addr := range []string{s.app, s.admin} {
 		idle := dial(t, addr)
@@ -154,7 +154,7 @@ func TestServeClosesIdleAndStalledConnections(t *testing.T) {
 // Seen failing without the fix (listeners served unbounded): the second
 // connection was answered while the first was held.
 func TestServeBoundsConnections(t *testing.T) {
-	s := serve(t, baselinetest.New(t, baselinetest.Options{}), baseline.ServeOptions{MaxConnections: 1})
+	s := serve(t, baselinetest.New(t, baselinetest.Options{Approvals: true}), baseline.ServeOptions{MaxConnections: 1})
 	held := dial(t, s.app)
 	send(t, held, "GET /healthz HTTP/1.1\r\nHost: kernel\r\n\r\n")
 	if res, err := http.ReadResponse(bufio.NewReader(held), nil); err != nil || res.StatusCode != http.StatusOK {
@@ -194,7 +194,7 @@ func (m gatedModel) Complete(ctx context.Context, req contracts.ModelRequest) (c
 func TestStreamsOutliveTimeouts(t *testing.T) {
 	gate := make(chan struct{})
 	model := gatedModel{scripted.New([][]contracts.Block{{{Type: contracts.BlockText, Text: "hello"}}}), gate}
-	env := baselinetest.New(t, baselinetest.Options{Model: model})
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true, Model: model})
 	s := serve(t, env, baseline.ServeOptions{ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
 	client := &http.Client{Timeout: time.Minute}
 	res, err := client.Get("http://" + s.admin + "/api/events/stream?keepalive=1")
@@ -274,7 +274,7 @@ func healthz(t *testing.T, c net.Conn) (int, error) {
 // Seen failing without the fix (only the listener's total bounded): the
 // second connection from 127.0.0.1 was answered with a 200.
 func TestServeBoundsConnectionsPerAddress(t *testing.T) {
-	s := serve(t, baselinetest.New(t, baselinetest.Options{}), baseline.ServeOptions{MaxConnections: 4, MaxConnectionsPerAddress: 1})
+	s := serve(t, baselinetest.New(t, baselinetest.Options{Approvals: true}), baseline.ServeOptions{MaxConnections: 4, MaxConnectionsPerAddress: 1})
 	held := dialFrom(t, "127.0.0.1", s.app)
 	if status, err := healthz(t, held); status != http.StatusOK {
 		t.Fatalf("GET /healthz = %d, %v", status, err)

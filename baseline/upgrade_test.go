@@ -14,7 +14,7 @@ import (
 // conflict check ignoring who contributes ("GET /hi is already served by
 // plugin agent.hello" at the load gate).
 func TestNewVersionTakesOverItsRoutes(t *testing.T) {
-	env := baselinetest.New(t, baselinetest.Options{AutoApprove: true})
+	env := baselinetest.New(t, baselinetest.Options{})
 	for _, answer := range []string{"one", "two"} {
 		code := `export default async function activate(cap) {
   await cap.contribute('route', { method: 'GET', path: '/hi', handler: async () => ({ body: '` + answer + `' }) })

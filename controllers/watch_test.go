@@ -60,7 +60,7 @@ func TestHungKernelDelaysNoOtherTenant(t *testing.T) {
 	}))
 	defer hung.Close()
 	defer close(hang)
-	live := httptest.NewServer(baselinetest.New(t, baselinetest.Options{AdminToken: "t"}))
+	live := httptest.NewServer(baselinetest.New(t, baselinetest.Options{Approvals: true, AdminToken: "t"}))
 	defer live.Close()
 	// Stop the watchers first: their open streams keep Close waiting.
 	defer cancel()

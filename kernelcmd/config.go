@@ -9,5 +9,8 @@ type Config = kernelconfig.Config
 // Model chooses the chat agent's model (kernelconfig.Model).
 type Model = kernelconfig.Model
 
+// Agent configures the chat agent (kernelconfig.Agent).
+type Agent = kernelconfig.Agent
+
 // Defaults are the flag defaults of `manager kernel`.
 var Defaults = kernelconfig.Defaults

@@ -21,6 +21,7 @@ var full = Config{
 	MaxConnectionsPerAddress: 8,
 	Executor:                 "goja",
 	Model:                    Model{Provider: "openaicompat", Name: "llama3", BaseURL: "http://ollama:11434/v1", Script: "/etc/sms/turns.json", KeyFile: "/var/run/sms/model-key"},
+	Agent:                    Agent{Identity: "You keep the books of Acme, a small shop.", MaxSteps: 12},
 	Users:                    true,
 	BootstrapAdminFile:       "/var/run/sms/bootstrap-admin",
 	NoSessionApprove:         true,

@@ -9,6 +9,8 @@ import (
 	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/kernelcmd/kernelconfig"
+	"github.com/sms-baseline/sms/plugins/agentloop"
 )
 
 // BindFlags registers the flags of `manager kernel` on fs, each bound to
@@ -30,6 +32,8 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Model.BaseURL, "model-base-url", Defaults.Model.BaseURL, "the provider's base URL"+baseURLNeeds())
 	fs.StringVar(&c.Model.Script, "model-script", Defaults.Model.Script, "JSON file of turns for --model scripted")
 	fs.StringVar(&c.Model.KeyFile, "model-key-file", Defaults.Model.KeyFile, "file holding the model key (default: "+contracts.OrList(ModelKeyEnv())+")")
+	fs.StringVar(&c.Agent.Identity, "agent-identity", Defaults.Agent.Identity, "the first line of the chat agent's system prompt: who it is for this application (default: the agent loop's own)")
+	fs.IntVar(&c.Agent.MaxSteps, "agent-max-steps", Defaults.Agent.MaxSteps, "model calls one chat turn may make, at most "+strconv.Itoa(kernelconfig.MaxAgentSteps)+" (default "+strconv.Itoa(agentloop.DefaultMaxSteps)+")")
 	fs.BoolVar(&c.Users, "users", Defaults.Users, "turn on application users and access control: sessions under /api/auth, groups and record rules (default: off, data open to whoever the credentials admit)")
 	fs.StringVar(&c.BootstrapAdminFile, "bootstrap-admin-file", Defaults.BootstrapAdminFile, "file of the first admin: the login on its first line, the password on its second; created once, never reset (implies --users)")
 	fs.BoolVar(&c.NoSessionApprove, "no-session-approve", Defaults.NoSessionApprove, "no user session carries the approve scope, admins' included (set by the operator: decisions come through Approval objects)")

@@ -13,6 +13,8 @@ import (
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/kernelcmd/kernelconfig"
+	"github.com/sms-baseline/sms/plugins/agentloop"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
 
@@ -43,6 +45,9 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 	if err != nil {
 		return nil, err
 	}
+	if n := c.Agent.MaxSteps; n < 0 || n > kernelconfig.MaxAgentSteps {
+		return nil, fmt.Errorf("--agent-max-steps %d: want 1 to %d, or 0 for the default", n, kernelconfig.MaxAgentSteps)
+	}
 	exec, err := newExecutor(c.Executor, logger)
 	if err != nil {
 		return nil, err
@@ -58,6 +63,7 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 	}
 	b, err := baseline.New(ctx, baseline.Options{Name: c.Name, Store: st, Executor: exec, AdminToken: token, Credentials: creds,
 		Logger: logger, Model: model, Fault: faultHook(), Auth: users, Plugins: plugins,
+		Agent:  agentloop.Options{Identity: c.Agent.Identity, MaxSteps: c.Agent.MaxSteps},
 		Policy: judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes}})
 	if err != nil {
 		return nil, err // New closed the store

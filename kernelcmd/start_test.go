@@ -108,6 +108,7 @@ func TestStartRefusesBadSettings(t *testing.T) {
 		{"empty token file", func(c *Config, _ string) { writeFile(t, c.TokenFile, " \n") }, "--admin-token-file: read admin token: "},
 		{"missing token file", func(c *Config, dir string) { c.TokenFile = filepath.Join(dir, "none") }, "--admin-token-file: "},
 		{"bad store", func(c *Config, _ string) { c.Store = "mysql://db" }, "--store: "},
+		{"too many agent steps", func(c *Config, _ string) { c.Agent.MaxSteps = 65 }, "--agent-max-steps 65: want 1 to 64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

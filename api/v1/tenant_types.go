@@ -167,6 +167,9 @@ type TenantSpec struct {
 	// Suspend scales the kernel to zero; its data is kept.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+	// Agent configures the chat agent when the tenant has a model.
+	// +optional
+	Agent *TenantAgent `json:"agent,omitempty"`
 	// Users turns on the application's users and access control in the
 	// kernel (sessions, groups, record rules; docs/auth.md). Without it
 	// the data is open to whoever the credentials admit. No user session
@@ -198,6 +201,20 @@ type PluginCounts struct {
 	Mounted int32 `json:"mounted"`
 	Pending int32 `json:"pending"`
 	Failed  int32 `json:"failed"`
+}
+
+// TenantAgent configures a tenant's chat agent.
+type TenantAgent struct {
+	// Identity is the first line of the agent's system prompt: who it is
+	// for this application. Default: the agent loop's own.
+	// +kubebuilder:validation:MaxLength=2000
+	// +optional
+	Identity string `json:"identity,omitempty"`
+	// MaxSteps caps the model calls of one chat turn. Default 8.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	MaxSteps int32 `json:"maxSteps,omitempty"`
 }
 
 // TenantStatus is the observed state of a tenant's kernel.

@@ -17,6 +17,7 @@ import (
 	"github.com/sms-baseline/sms/drivers/model/scripted"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/agentloop"
 	"github.com/sms-baseline/sms/plugins/auth"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
@@ -25,8 +26,16 @@ import (
 type Options struct {
 	// Plugins are the application's system plugins.
 	Plugins []kernel.Plugin
-	// AutoApprove mounts sensitive agent plugins without a human.
-	AutoApprove bool
+	// Approvals makes sensitive agent plugins wait for a human, as they do
+	// in production. By default a test kernel mounts them at once (the
+	// judge's AutoApprove, which taints the kernel), so a test of what a
+	// plugin does need not approve it first.
+	Approvals bool
+	// Executor runs agent plugins; default the in-process goja executor.
+	// Pass the isolated executor to test on what production runs.
+	Executor kernel.Executor
+	// Agent configures the chat agent (baseline.Options.Agent).
+	Agent agentloop.Options
 	// AdminToken guards the admin API; empty leaves it open.
 	AdminToken string
 	// Credentials are more bearer tokens (baseline.Options.Credentials).
@@ -61,7 +70,8 @@ func New(t testing.TB, opts Options) *Env {
 	}
 	b, err := baseline.New(context.Background(), baseline.Options{
 		Name: "test", Plugins: opts.Plugins, AdminToken: opts.AdminToken, Credentials: opts.Credentials, Model: model,
-		Policy: judge.Policy{AutoApprove: opts.AutoApprove}, Auth: opts.Auth, Store: opts.Store, Logger: opts.Logger,
+		Policy: judge.Policy{AutoApprove: !opts.Approvals}, Auth: opts.Auth, Store: opts.Store, Logger: opts.Logger,
+		Executor: opts.Executor, Agent: opts.Agent,
 	})
 	if err != nil {
 		t.Fatalf("baselinetest: boot: %v", err)

@@ -54,7 +54,7 @@ func start(t *testing.T, path string, turns [][]contracts.Block) *erpEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := baselinetest.New(t, baselinetest.Options{Plugins: erp.Plugins(), Store: st, AdminToken: adminToken, Turns: turns,
+	e := baselinetest.New(t, baselinetest.Options{Approvals: true, Plugins: erp.Plugins(), Store: st, AdminToken: adminToken, Turns: turns,
 		Auth: &auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: rootPassword}, Hash: baselinetest.FastHash}})
 	return &erpEnv{Env: e, t: t}
 }

@@ -38,6 +38,8 @@ type Config struct {
 	Executor string
 	// Model chooses the chat agent's model; a zero Model means none.
 	Model Model
+	// Agent configures the chat agent when there is a model.
+	Agent Agent
 	// Users turns on application users and access control (the auth and
 	// rbac plugins); BootstrapAdminFile implies it.
 	Users bool
@@ -74,6 +76,19 @@ type Model struct {
 	// KeyFile holds the API key; empty reads the provider's variables.
 	KeyFile string
 }
+
+// Agent configures the chat agent.
+type Agent struct {
+	// Identity is the first line of its system prompt; empty takes the
+	// agent loop's own.
+	Identity string
+	// MaxSteps caps the model calls of one turn; zero takes the agent
+	// loop's default.
+	MaxSteps int
+}
+
+// MaxAgentSteps is the most model calls a turn may be allowed.
+const MaxAgentSteps = 64
 
 // Defaults are the flag defaults of `manager kernel`.
 var Defaults = Config{
@@ -112,6 +127,10 @@ func (c Config) Args() []string {
 	add("model-base-url", c.Model.BaseURL, "")
 	add("model-script", c.Model.Script, "")
 	add("model-key-file", c.Model.KeyFile, "")
+	add("agent-identity", c.Agent.Identity, "")
+	if c.Agent.MaxSteps != 0 {
+		args = append(args, "--agent-max-steps="+strconv.Itoa(c.Agent.MaxSteps))
+	}
 	for _, b := range []struct {
 		on   bool
 		flag string

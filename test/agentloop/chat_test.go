@@ -18,7 +18,7 @@ import (
 // Seen failing with the tool point's observer not registering tools (no
 // tool "double") and with the chat/turn record removed.
 func TestChatDefinesAndCallsATool(t *testing.T) {
-	env := baselinetest.New(t, baselinetest.Options{Turns: [][]contracts.Block{
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true, Turns: [][]contracts.Block{
 		defineDoubler(),
 		{toolUse("double", map[string]any{"n": 21})},
 		text("21 doubled is 42"),
@@ -48,7 +48,7 @@ func TestChatDefinesAndCallsATool(t *testing.T) {
 // last one is done with the reply.
 // Seen failing with the verdict event not emitted.
 func TestChatStream(t *testing.T) {
-	env := baselinetest.New(t, baselinetest.Options{Turns: [][]contracts.Block{
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true, Turns: [][]contracts.Block{
 		defineDoubler(),
 		{toolUse("double", map[string]any{"n": 21})},
 		text("21 doubled is 42"),
@@ -87,7 +87,7 @@ func TestSchemaViolationIsAToolError(t *testing.T) {
 		[]contracts.Block{toolUse("double", map[string]any{"n": "x"}), toolUse("double", map[string]any{}), toolUse("double", []any{1})},
 		text("sorry"),
 	)
-	env := baselinetest.New(t, baselinetest.Options{Model: m})
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true, Model: m})
 	r := chat(t, env, "s1", "double x")
 	if r.Reply != "sorry" || len(r.Steps) != 4 {
 		t.Fatalf("reply = %+v, want the answer after four steps", r)
@@ -113,7 +113,7 @@ func TestDisabledPluginsToolIsGone(t *testing.T) {
 		[]contracts.Block{toolUse("plugin_disable", map[string]any{"id": "agent.doubler"})}, text("disabled"),
 		text("hello"),
 	)
-	env := baselinetest.New(t, baselinetest.Options{Model: m})
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true, Model: m})
 	chat(t, env, "s1", "define it")
 	if r := chat(t, env, "s1", "disable it"); r.Steps[0].IsError {
 		t.Fatalf("plugin_disable = %+v", r.Steps[0])
@@ -141,7 +141,7 @@ func TestTurnStopsAtMaxSteps(t *testing.T) {
 		turns = append(turns, []contracts.Block{toolUse("plugin_list", map[string]any{})})
 	}
 	m := record(turns...)
-	env := baselinetest.New(t, baselinetest.Options{Model: m})
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true, Model: m})
 	r := chat(t, env, "s1", "loop")
 	if len(r.Steps) != 8 || len(m.requests()) != 8 {
 		t.Fatalf("%d steps, %d model calls; want 8 and 8", len(r.Steps), len(m.requests()))
@@ -173,7 +173,7 @@ func (s *slowModel) Complete(ctx context.Context, req contracts.ModelRequest) (c
 // Seen failing with the session mutex removed (two calls in flight).
 func TestSessionTurnsAreSerial(t *testing.T) {
 	m := &slowModel{}
-	env := baselinetest.New(t, baselinetest.Options{Model: m})
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true, Model: m})
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() { chat(t, env, "s1", "hi") })
@@ -187,7 +187,7 @@ func TestSessionTurnsAreSerial(t *testing.T) {
 // Without a model there is no agent: the chat routes say so.
 // Seen failing with the lookup error returned as it is (no clear message).
 func TestChatWithoutAgentIsNotFound(t *testing.T) {
-	env := baselinetest.New(t, baselinetest.Options{})
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true})
 	res := env.Call("/api/chat", map[string]string{"session": "s1", "text": "hi"})
 	if res.Status != http.StatusNotFound || !strings.Contains(string(res.Body), "no chat agent is active") ||
 		!strings.Contains(string(res.Body), `"not_found"`) {
@@ -198,7 +198,7 @@ func TestChatWithoutAgentIsNotFound(t *testing.T) {
 // The chat routes need the admin token like every mutating route.
 // Seen failing with the chat routes registered with get instead of mut.
 func TestChatIsGuarded(t *testing.T) {
-	env := baselinetest.New(t, baselinetest.Options{AdminToken: "tok", Turns: [][]contracts.Block{text("hi")}})
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true, AdminToken: "tok", Turns: [][]contracts.Block{text("hi")}})
 	for _, path := range []string{"/api/chat", "/api/chat/stream"} {
 		if res := env.Call(path, map[string]string{"session": "s1", "text": "hi"}); res.Status != http.StatusUnauthorized {
 			t.Fatalf("POST %s without a token = %d %s, want 401", path, res.Status, res.Body)

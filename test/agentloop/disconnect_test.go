@@ -44,7 +44,7 @@ func (g *gated) Complete(ctx context.Context, req contracts.ModelRequest) (contr
 // context to the turn.
 func TestTurnOutlivesDisconnectedClient(t *testing.T) {
 	m := &gated{inner: scripted.New([][]contracts.Block{defineDoubler(), text("done")}), release: make(chan struct{})}
-	env := baselinetest.New(t, baselinetest.Options{Model: m, AutoApprove: true})
+	env := baselinetest.New(t, baselinetest.Options{Model: m})
 	srv := httptest.NewServer(env)
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())

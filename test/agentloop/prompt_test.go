@@ -22,7 +22,7 @@ func TestSystemPromptSectionsByOrder(t *testing.T) {
 			map[string]any{"section": "early", "order": 10, "text": "Answer briefly."},
 		},
 	}}}
-	env := baselinetest.New(t, baselinetest.Options{Model: m, Plugins: []kernel.Plugin{app}})
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true, Model: m, Plugins: []kernel.Plugin{app}})
 	v, err := env.Kernel.GetValue(agentloop.Key)
 	if err != nil {
 		t.Fatal(err)

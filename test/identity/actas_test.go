@@ -37,7 +37,7 @@ const nightly = `export default async function activate(cap) {
 // invoice as root, which cleo could not see).
 func TestJobsAndHooksActAsTheirRequester(t *testing.T) {
 	opts := auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: rootPassword}, Hash: baselinetest.FastHash}
-	e := &env{t: t, Env: baselinetest.New(t, baselinetest.Options{Auth: &opts, AdminToken: token, AutoApprove: true,
+	e := &env{t: t, Env: baselinetest.New(t, baselinetest.Options{Auth: &opts, AdminToken: token,
 		Plugins: []kernel.Plugin{invoicing(), invoicingAccess()},
 		Turns: [][]contracts.Block{
 			{toolUse("plugin_define", map[string]any{"manifest": map[string]any{"id": "agent.nightly", "version": "1",

@@ -51,7 +51,7 @@ func (e *env) chat(h http.Header, session, msg string) adminv1.ChatReply {
 // create invoice").
 func TestAgentActsAsItsUser(t *testing.T) {
 	opts := auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: rootPassword}, Hash: baselinetest.FastHash}
-	e := &env{t: t, Env: baselinetest.New(t, baselinetest.Options{Auth: &opts, AdminToken: token,
+	e := &env{t: t, Env: baselinetest.New(t, baselinetest.Options{Approvals: true, Auth: &opts, AdminToken: token,
 		Plugins: []kernel.Plugin{invoicing(), invoicingAccess()},
 		Turns: [][]contracts.Block{
 			{toolUse("plugin_define", map[string]any{"manifest": map[string]any{"id": "agent.allinv", "version": "1",

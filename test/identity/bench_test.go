@@ -28,7 +28,7 @@ func BenchmarkORMRead(b *testing.B) {
 			}
 		}
 	}
-	off := &env{t: b, Env: baselinetest.New(b, baselinetest.Options{Plugins: []kernel.Plugin{invoicing()}})}
+	off := &env{t: b, Env: baselinetest.New(b, baselinetest.Options{Approvals: true, Plugins: []kernel.Plugin{invoicing()}})}
 	fill(off, http.Header{})
 	on := boot(b, nil, auth.Options{})
 	cleo := on.user("cleo", "clerks")

@@ -72,7 +72,7 @@ func TestHashUpgradedAtLogin(t *testing.T) {
 			t.Fatal(err)
 		}
 		opts := auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: rootPassword}, Hash: h}
-		return &env{t: t, Env: baselinetest.New(t, baselinetest.Options{Auth: &opts, Store: st})}
+		return &env{t: t, Env: baselinetest.New(t, baselinetest.Options{Approvals: true, Auth: &opts, Store: st})}
 	}
 	first := bootWith(baselinetest.FastHash)
 	if h := hashOf(first); !strings.Contains(h, "m=64,t=1,p=1") {
@@ -165,7 +165,7 @@ func TestAgentCannotGrantAccess(t *testing.T) {
 // /api/state says whether the kernel has users. Seen failing with
 // state.Users never set.
 func TestStateSaysUsers(t *testing.T) {
-	off := baselinetest.New(t, baselinetest.Options{})
+	off := baselinetest.New(t, baselinetest.Options{Approvals: true})
 	if r := off.Call("/api/state", nil); !strings.Contains(string(r.Body), `"users":false`) {
 		t.Errorf("state without users: %.300s", r.Body)
 	}

@@ -111,7 +111,7 @@ func boot(t testing.TB, store contracts.Store, opts auth.Options) *env {
 	for i := range turns {
 		turns[i] = []contracts.Block{{Type: contracts.BlockText, Text: "ok"}}
 	}
-	e := baselinetest.New(t, baselinetest.Options{Auth: &opts, Store: store, AdminToken: token, Turns: turns,
+	e := baselinetest.New(t, baselinetest.Options{Approvals: true, Auth: &opts, Store: store, AdminToken: token, Turns: turns,
 		Credentials: []smshttp.Credential{
 			{Name: "reader", Token: readToken, Scopes: []smshttp.Scope{smshttp.ScopeRead}},
 			{Name: "chatter", Token: chatToken, Scopes: []smshttp.Scope{smshttp.ScopeChat}},

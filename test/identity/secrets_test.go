@@ -40,7 +40,7 @@ func (b *syncBuffer) String() string {
 func TestNoSecretInOutput(t *testing.T) {
 	logs := &syncBuffer{}
 	opts := auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: rootPassword}, Hash: baselinetest.FastHash}
-	e := &env{t: t, Env: baselinetest.New(t, baselinetest.Options{Auth: &opts, AdminToken: token,
+	e := &env{t: t, Env: baselinetest.New(t, baselinetest.Options{Approvals: true, Auth: &opts, AdminToken: token,
 		Logger:  slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Plugins: []kernel.Plugin{invoicing(), invoicingAccess()}})}
 	var answers bytes.Buffer
@@ -96,7 +96,7 @@ func TestBootstrapOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		opts := auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: password}, Hash: baselinetest.FastHash}
-		return &env{t: t, Env: baselinetest.New(t, baselinetest.Options{Auth: &opts, Store: st})}
+		return &env{t: t, Env: baselinetest.New(t, baselinetest.Options{Approvals: true, Auth: &opts, Store: st})}
 	}
 	first := bootFile(rootPassword)
 	if r := first.Do("POST", auth.RouteUsers+"/root/password", map[string]any{"password": "changed-password"}, first.Login(rootLogin, rootPassword)); r.Status != 200 {

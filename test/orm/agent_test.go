@@ -29,7 +29,7 @@ func submit(t *testing.T, env *baselinetest.Env, manifest map[string]any, code s
 // failing without the depth bound on methods: the read stalled until the
 // executor's 5 s deadline stopped the JavaScript.
 func TestAgentComputeRecursionEnds(t *testing.T) {
-	env := baselinetest.New(t, baselinetest.Options{AutoApprove: true, Plugins: []kernel.Plugin{invoicesApp()}})
+	env := baselinetest.New(t, baselinetest.Options{Plugins: []kernel.Plugin{invoicesApp()}})
 	submit(t, env, map[string]any{"id": "agent.loop", "version": "1", "inject": []string{orm.UserKey}, "points": []string{orm.MethodPoint},
 		"contributes": map[string]any{orm.ModelPoint: []any{map[string]any{"name": "loop", "fields": map[string]any{
 			"n":    map[string]any{"kind": "int"},
@@ -68,7 +68,7 @@ func TestAgentComputeRecursionEnds(t *testing.T) {
 // the field's validator migrating for real (the column was there, filled,
 // while the plugin waited).
 func TestPendingFieldTouchesNothing(t *testing.T) {
-	env := baselinetest.New(t, baselinetest.Options{Plugins: []kernel.Plugin{invoicesApp()}})
+	env := baselinetest.New(t, baselinetest.Options{Approvals: true, Plugins: []kernel.Plugin{invoicesApp()}})
 	res := env.Call("/api/plugins", map[string]any{
 		"manifest": map[string]any{"id": "agent.col", "version": "1", "points": []string{orm.FieldPoint}},
 		"code": `export default async function activate(cap) {

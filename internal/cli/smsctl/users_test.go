@@ -25,7 +25,7 @@ func usersTenant(t *testing.T) string {
 	t.Helper()
 	testenv.Need(t)
 	opts := auth.Options{Bootstrap: &auth.Bootstrap{Login: "root", Password: "root-password-1"}, Hash: baselinetest.FastHash}
-	k := baselinetest.New(t, baselinetest.Options{Auth: &opts, AdminToken: "operator-token",
+	k := baselinetest.New(t, baselinetest.Options{Approvals: true, Auth: &opts, AdminToken: "operator-token",
 		Credentials: []smshttp.Credential{{Name: "chat", Token: "chat-token", Scopes: []smshttp.Scope{smshttp.ScopeRead, smshttp.ScopeChat}}}})
 	srv := httptest.NewServer(k)
 	t.Cleanup(srv.Close)

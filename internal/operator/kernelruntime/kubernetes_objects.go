@@ -129,6 +129,11 @@ func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 	default:
 		return cfg, fmt.Errorf("unknown storage driver %q: use sqlite or postgres", st.Driver)
 	}
+	if a := t.Spec.Agent; a != nil {
+		// The kubelet expands $(VAR) in args, and $$ is a literal $: the
+		// identity must never reach the pod's variables.
+		cfg.Agent = kernelconfig.Agent{Identity: strings.ReplaceAll(a.Identity, "$", "$$"), MaxSteps: int(a.MaxSteps)}
+	}
 	if u := t.Spec.Users; u != nil {
 		// Under the operator no session approves: decisions come through
 		// Approval objects.

@@ -22,7 +22,7 @@ func TestChatStreamEvents(t *testing.T) {
 		"manifest": map[string]string{"id": "agent.noop", "version": "1"},
 		"code":     "export default async function activate(cap) {}",
 	})
-	c := serve(t, baselinetest.Options{Turns: [][]contracts.Block{
+	c := serve(t, baselinetest.Options{Approvals: true, Turns: [][]contracts.Block{
 		{{Type: "text", Text: "Adding it."}, {Type: "tool_use", Name: "plugin_define", Input: define}},
 		{{Type: "text", Text: "Done."}},
 	}})
@@ -53,7 +53,7 @@ func TestChatStreamEvents(t *testing.T) {
 // A turn that fails ends with an error event, which ChatStream returns;
 // a wrong token is the kernel's 401 before any event.
 func TestChatStreamErrors(t *testing.T) {
-	url := boot(t, baselinetest.Options{Turns: [][]contracts.Block{}})
+	url := boot(t, baselinetest.Options{Approvals: true, Turns: [][]contracts.Block{}})
 	err := adminv1.New(url, token, nil).ChatStream(context.Background(), "s1", "hi", func(adminv1.ChatEvent) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "chat:") {
 		t.Errorf("a turn whose model fails: %v, want the error event as an error", err)

@@ -79,7 +79,7 @@ func submit(t *testing.T, c *adminv1.Client, p adminv1.Plugin, want adminv1.Stat
 // A plugin that needs no approval mounts, and the state shows it active.
 // Seen failing with do() not decoding the answer: the verdict was empty.
 func TestSubmitMounts(t *testing.T) {
-	c := serve(t, baselinetest.Options{})
+	c := serve(t, baselinetest.Options{Approvals: true})
 	v := submit(t, c, plugin("agent.noop", noopCode), adminv1.StatusMounted)
 	if v.PluginID != "agent.noop" || v.CodeHash != adminv1.HashCode([]byte(noopCode)) {
 		t.Fatalf("verdict = %+v, want agent.noop with its code hash", v)
@@ -99,7 +99,7 @@ func TestSubmitMounts(t *testing.T) {
 // no hash, approved the wrong one), with IsConflict testing for 404, and
 // with Approve's empty-hash check removed (the kernel approved).
 func TestApprovePending(t *testing.T) {
-	c := serve(t, baselinetest.Options{})
+	c := serve(t, baselinetest.Options{Approvals: true})
 	ctx := context.Background()
 	v := submit(t, c, plugin("agent.hello", routeCode), adminv1.StatusPending)
 	if pending := state(t, c).Pending; len(pending) != 1 || pending[0].ID != v.ApprovalID || pending[0].CodeHash != v.CodeHash {
@@ -125,7 +125,7 @@ func TestApprovePending(t *testing.T) {
 // X-Requested-By reaches the kernel and is recorded on the approval.
 // Seen failing with Submit not setting the header: RequestedBy was "admin".
 func TestRequestedBy(t *testing.T) {
-	c := serve(t, baselinetest.Options{})
+	c := serve(t, baselinetest.Options{Approvals: true})
 	if _, err := c.Submit(context.Background(), plugin("agent.hello", routeCode), "operator/acme"); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestRequestedBy(t *testing.T) {
 // again is not found. Seen failing with Reject posting to /approve (the
 // plugin mounted).
 func TestReject(t *testing.T) {
-	c := serve(t, baselinetest.Options{})
+	c := serve(t, baselinetest.Options{Approvals: true})
 	ctx := context.Background()
 	v := submit(t, c, plugin("agent.hello", routeCode), adminv1.StatusPending)
 	got, err := c.Reject(ctx, v.ApprovalID, "ada", v.CodeHash)
@@ -157,7 +157,7 @@ func TestReject(t *testing.T) {
 // Disable and Enable return the fiber's view after settling. Seen failing
 // with toggle() ignoring op (Disable enabled).
 func TestDisableEnable(t *testing.T) {
-	c := serve(t, baselinetest.Options{})
+	c := serve(t, baselinetest.Options{Approvals: true})
 	ctx := context.Background()
 	submit(t, c, plugin("agent.noop", noopCode), adminv1.StatusMounted)
 	steps := []struct {
@@ -181,7 +181,7 @@ func TestDisableEnable(t *testing.T) {
 // a system plugin's refusal is. Seen failing with the 404 tolerance
 // removed from Uninstall (the second call returned the kernel's 404).
 func TestUninstallTwice(t *testing.T) {
-	c := serve(t, baselinetest.Options{})
+	c := serve(t, baselinetest.Options{Approvals: true})
 	ctx := context.Background()
 	submit(t, c, plugin("agent.noop", noopCode), adminv1.StatusMounted)
 	for i := range 2 {
@@ -202,7 +202,7 @@ func TestUninstallTwice(t *testing.T) {
 // another route. Seen failing with pluginPath not escaping (the router
 // answered "no route for POST /api/plugins/agent.none").
 func TestPathEscaped(t *testing.T) {
-	c := serve(t, baselinetest.Options{})
+	c := serve(t, baselinetest.Options{Approvals: true})
 	_, err := c.Enable(context.Background(), "agent.none?x")
 	var e *adminv1.Error
 	if !errors.As(err, &e) || !adminv1.IsNotFound(err) || !strings.Contains(e.Message, "agent.none?x") {
@@ -214,7 +214,7 @@ func TestPathEscaped(t *testing.T) {
 // ending on an empty page. Seen failing with the query key "after" misspelt
 // (every page restarted at 1).
 func TestEventsPaging(t *testing.T) {
-	c := serve(t, baselinetest.Options{})
+	c := serve(t, baselinetest.Options{Approvals: true})
 	ctx := context.Background()
 	submit(t, c, plugin("agent.noop", noopCode), adminv1.StatusMounted)
 	all, err := c.Events(ctx, 0, 1000)
@@ -250,7 +250,7 @@ func TestEventsPaging(t *testing.T) {
 // naming the request, and never the token. Seen failing with answerError
 // not unwrapping {"error":{...}} (the message was the raw JSON).
 func TestWrongToken(t *testing.T) {
-	c := adminv1.New(boot(t, baselinetest.Options{}), "wrong-secret", nil)
+	c := adminv1.New(boot(t, baselinetest.Options{Approvals: true}), "wrong-secret", nil)
 	_, err := c.Submit(context.Background(), plugin("agent.noop", noopCode), "")
 	var e *adminv1.Error
 	if !errors.As(err, &e) || e.Status != http.StatusUnauthorized || e.Kind != "auth" {
@@ -272,7 +272,7 @@ func TestWrongToken(t *testing.T) {
 
 // Taint flags come back by the names the kernel sends.
 func TestStateTaint(t *testing.T) {
-	c := serve(t, baselinetest.Options{AutoApprove: true})
+	c := serve(t, baselinetest.Options{})
 	if s := state(t, c); len(s.Taint) != 0 {
 		t.Fatalf("taint at boot = %v, want none", s.Taint)
 	}
@@ -284,7 +284,7 @@ func TestStateTaint(t *testing.T) {
 }
 
 func TestHealthy(t *testing.T) {
-	c := serve(t, baselinetest.Options{})
+	c := serve(t, baselinetest.Options{Approvals: true})
 	if err := c.Healthy(context.Background()); err != nil {
 		t.Fatalf("Healthy: %v", err)
 	}

@@ -21,7 +21,7 @@ var errEnough = errors.New("enough")
 // number starts exactly there. Seen failing with Last-Event-ID not sent
 // (the resumed stream replayed the log from its start).
 func TestFollowSeesNewEventsAndResumes(t *testing.T) {
-	c := serve(t, baselinetest.Options{})
+	c := serve(t, baselinetest.Options{Approvals: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	got := make(chan adminv1.Event, 256)
@@ -97,7 +97,7 @@ func TestFollowGivesUpOnASilentKernel(t *testing.T) {
 // TestPluginStatus reads one plugin: its fiber once mounted, its pending
 // approval while it waits, and a 404 for an id the kernel does not know.
 func TestPluginStatus(t *testing.T) {
-	c := serve(t, baselinetest.Options{})
+	c := serve(t, baselinetest.Options{Approvals: true})
 	ctx := context.Background()
 	submit(t, c, plugin("agent.noop", noopCode), adminv1.StatusMounted)
 	submit(t, c, plugin("agent.route", routeCode), adminv1.StatusPending)

@@ -211,6 +211,9 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 	}
 	cfg.SensitivePoints = nilIfEmpty(t.Spec.Judge.SensitivePoints)
 	cfg.SensitiveScopes = nilIfEmpty(t.Spec.Judge.SensitiveScopes)
+	if a := t.Spec.Agent; a != nil {
+		cfg.Agent = kernelcmd.Agent{Identity: a.Identity, MaxSteps: int(a.MaxSteps)}
+	}
 	if t.Spec.Users != nil {
 		cfg.Users, cfg.NoSessionApprove = true, true
 	}

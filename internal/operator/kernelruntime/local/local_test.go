@@ -67,3 +67,18 @@ func TestLocalUsers(t *testing.T) {
 		t.Errorf("bootstrap file %s holds %q with mode %v; want %q with 0600", cfg.BootstrapAdminFile, got, fi.Mode().Perm(), boot)
 	}
 }
+
+// A tenant's spec.agent reaches its kernel's settings. Seen failing with
+// the spec.agent case removed from config.
+func TestLocalAgent(t *testing.T) {
+	l := New(Options{Dir: t.TempDir()})
+	ten := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"},
+		Spec: smsv1.TenantSpec{Agent: &smsv1.TenantAgent{Identity: "You keep $(the) books.", MaxSteps: 5}}}
+	cfg, err := l.config(t.TempDir(), kernelruntime.Spec{Tenant: ten})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (kernelcmd.Agent{Identity: "You keep $(the) books.", MaxSteps: 5}); cfg.Agent != want {
+		t.Errorf("agent = %+v, want %+v (no kubelet here: the identity as written)", cfg.Agent, want)
+	}
+}
