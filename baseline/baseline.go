@@ -66,6 +66,9 @@ type Options struct {
 	// (local development) the data is open to whoever the credentials
 	// admit, and the kernel says so in /api/state and its log.
 	Auth *auth.Options
+	// Admin configures the admin API: its prefix (default /api) and its
+	// stream limits.
+	Admin adminapi.Options
 	// Agent configures the chat agent when Model is set: its identity
 	// (the system prompt's first line), the model calls of a turn, and
 	// where transcripts are kept (default: the tenant's database).
@@ -119,7 +122,7 @@ func systemPlugins(opts Options, actAs func(context.Context, string) context.Con
 		}
 		plugins = append(plugins, modelPlugin(opts.Model), agentloop.Plugin(agent))
 	}
-	return append(plugins, adminapi.Plugin(adminapi.Options{}))
+	return append(plugins, adminapi.Plugin(opts.Admin))
 }
 
 // ormOptions are opts.ORM with what Auth needs of the ORM.

@@ -7,6 +7,12 @@ const PluginID = "sms.adminapi"
 // business: its credentials and their scopes (http.Options.Credentials)
 // and the authenticators contributed to http.AuthenticatorPoint.
 type Options struct {
+	// Prefix is where the admin API's routes live: /api/state becomes
+	// Prefix + /state. Default adminv1.DefaultPrefix (/api); probes and
+	// /metrics stay where they are, and so do other plugins' routes under
+	// /api. A prefix outside /api is reserved for system routes. Clients
+	// follow with adminv1.Client.WithPrefix.
+	Prefix string
 	// Ready reports whether the server is ready to serve; nil means ready
 	// once the plugin is active.
 	Ready func() error

@@ -32,6 +32,8 @@ type Client struct {
 	token string
 	hc    *http.Client
 	csrf  atomic.Bool // signed in with Login: every request carries CSRFHeader
+	// prefix is the kernel's admin prefix (WithPrefix); "" is DefaultPrefix.
+	prefix string
 }
 
 // New returns a client for the kernel at baseURL (for example
@@ -151,7 +153,7 @@ func (c *Client) send(ctx context.Context, rq call) ([]byte, error) {
 
 // request builds the *http.Request of rq.
 func (c *Client) request(ctx context.Context, rq call) (*http.Request, error) {
-	target := c.base + rq.path
+	target := c.base + Prefixed(rq.path, c.prefix)
 	if len(rq.query) > 0 {
 		target += "?" + rq.query.Encode()
 	}
