@@ -81,13 +81,19 @@ func (e *erpEnv) user(login string, groups ...string) http.Header {
 	return e.Login(login, login+"-password")
 }
 
-// invoice creates an invoice with one line as the user h signs in.
-func (e *erpEnv) invoice(h http.Header, number, due string, qty, price float64) {
+// invoice is a posted invoice of one line.
+type invoice struct {
+	number, due string
+	qty, price  float64
+}
+
+// create creates the invoice as the user h signs in.
+func (e *erpEnv) create(h http.Header, inv invoice) {
 	e.t.Helper()
-	inv := e.must("POST", "/api/orm/invoice/create", map[string]any{"values": map[string]any{
-		"number": number, "due": due, "state": "posted", "customer": 1}}, h)
+	out := e.must("POST", "/api/orm/invoice/create", map[string]any{"values": map[string]any{
+		"number": inv.number, "due": inv.due, "state": "posted", "customer": 1}}, h)
 	e.must("POST", "/api/orm/invoice_line/create", map[string]any{"values": map[string]any{
-		"invoice": inv["id"], "product": 1, "quantity": qty, "price": price}}, h)
+		"invoice": out["id"], "product": 1, "quantity": inv.qty, "price": inv.price}}, h)
 }
 
 // overdue asks the agent, as the user h signs in, which invoices are
@@ -118,9 +124,9 @@ func TestStory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "erp.db")
 	e := start(t, path, story(t, "story.json"))
 	sam, sue, alex := e.user("sam", erp.GroupSales), e.user("sue", erp.GroupSales), e.user("alex", erp.GroupAccountant)
-	e.invoice(sam, "INV-S1", "2026-05-01", 2, 100)
-	e.invoice(sam, "INV-S2", "2026-07-01", 1, 50)
-	e.invoice(sue, "INV-U1", "2026-04-01", 3, 10)
+	e.create(sam, invoice{"INV-S1", "2026-05-01", 2, 100})
+	e.create(sam, invoice{"INV-S2", "2026-07-01", 1, 50})
+	e.create(sue, invoice{"INV-U1", "2026-04-01", 3, 10})
 	for who, c := range map[string]struct {
 		h    http.Header
 		want float64

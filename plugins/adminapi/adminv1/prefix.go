@@ -23,13 +23,16 @@ func CheckPrefix(prefix string) error {
 		return fmt.Errorf("admin prefix %q: want a path such as /api or /sms/admin, with no trailing /", prefix)
 	}
 	for _, seg := range strings.Split(prefix[1:], "/") {
-		if seg == "" || seg == "." || seg == ".." || strings.IndexFunc(seg, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
-		}) >= 0 {
-			return fmt.Errorf("admin prefix %q: segment %q: want letters, digits, -, _ and .", prefix, seg)
+		if seg == "" || seg == "." || seg == ".." || strings.IndexFunc(seg, notPathChar) >= 0 {
+			return fmt.Errorf("admin prefix %q: segment %q: only letters, digits, '-', '_' and '.' are allowed", prefix, seg)
 		}
 	}
 	return nil
+}
+
+func notPathChar(r rune) bool {
+	letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+	return !letter && (r < '0' || r > '9') && r != '-' && r != '_' && r != '.'
 }
 
 // Prefixed returns route (a Route constant, or a path made from one) as
