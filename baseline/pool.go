@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -140,18 +141,30 @@ func (p *TenantPool) evictEvery(period time.Duration) {
 // evicted tenants are not woken), and returns each failure by tenant.
 func (p *TenantPool) Tick(ctx context.Context, now time.Time) map[string]error {
 	errs := map[string]error{}
-	for _, id := range p.Tenants() {
-		p.mu.Lock()
-		e := p.tenants[id]
-		p.mu.Unlock()
-		if e == nil || e.b == nil {
-			continue
-		}
-		if err := e.b.Tick(ctx, now); err != nil {
+	for id, b := range p.booted() {
+		if err := b.Tick(ctx, now); err != nil {
 			errs[id] = err
 		}
 	}
 	return errs
+}
+
+// booted returns the kernels whose boot has ended well, by tenant. An
+// entry still booting is left out: its kernel is not written yet.
+func (p *TenantPool) booted() map[string]*Baseline {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]*Baseline{}
+	for id, e := range p.tenants {
+		select {
+		case <-e.ready:
+			if e.err == nil {
+				out[id] = e.b
+			}
+		default:
+		}
+	}
+	return out
 }
 
 // ErrPoolClosed is returned by Get after Close.
@@ -224,20 +237,7 @@ func (p *TenantPool) tenantOptions(ctx context.Context, tenant string) (Options,
 
 // Tenants lists the tenants whose kernels are running, sorted.
 func (p *TenantPool) Tenants() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []string
-	for id, e := range p.tenants {
-		select {
-		case <-e.ready:
-			if e.err == nil {
-				out = append(out, id)
-			}
-		default:
-		}
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(p.booted()))
 }
 
 // Evict closes a tenant's kernel; the next request boots it again from

@@ -110,3 +110,4 @@ func TestPoolTickAndIdleTimer(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
