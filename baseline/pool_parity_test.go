@@ -110,4 +110,3 @@ func TestPoolTickAndIdleTimer(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
