@@ -25,46 +25,10 @@ if [[ -z "${SMS_DEMO_DIR:-}" ]]; then
 fi
 export KUBECONFIG="$SMS_DEMO_DIR/kubeconfig"
 samples=config/samples
-dev_pid=
-dev_log="$SMS_DEMO_DIR/manager-dev.log"
-
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-run() { printf '$ %s\n' "$*"; "$@"; }
-fail() {
-	printf '\n\033[31mdemo failed: %s\033[0m\n' "$*" >&2
-	if [[ -f "$dev_log" ]]; then
-		printf -- '--- last lines of manager dev ---\n' >&2
-		tail -n 40 "$dev_log" >&2
-	fi
-	exit 1
-}
-
-cleanup() {
-	stop_dev
-	if [[ $keep_dir == 0 ]]; then rm -rf "$SMS_DEMO_DIR"; fi
-}
-trap cleanup EXIT
-
-# start_dev runs manager dev in the background and waits for its kubeconfig,
-# which it writes once everything, the webhook included, is serving.
-start_dev() {
-	rm -f "$KUBECONFIG"
-	"$MANAGER" dev --dir "$SMS_DEMO_DIR" >>"$dev_log" 2>&1 &
-	dev_pid=$!
-	for _ in $(seq 1 600); do
-		[[ -s "$KUBECONFIG" ]] && return 0
-		kill -0 "$dev_pid" 2>/dev/null || fail "manager dev exited while starting"
-		sleep 0.2
-	done
-	fail "manager dev did not write $KUBECONFIG within 120 s"
-}
-
-stop_dev() {
-	[[ -n "$dev_pid" ]] || return 0
-	kill -INT "$dev_pid" 2>/dev/null || true
-	wait "$dev_pid" 2>/dev/null || true
-	dev_pid=
-}
+STORY=demo STORY_DIR=$SMS_DEMO_DIR
+DEV_ARGS=()
+# shellcheck source=hack/story-lib.sh
+. hack/story-lib.sh
 
 # expect_jsonpath OBJECT JSONPATH WANT: the field must equal WANT.
 expect_jsonpath() {
@@ -97,7 +61,6 @@ expect_route() {
 	grep -qF -- "$2" <<<"$out" || fail "GET $1: want '$2', got '$out'"
 }
 
-wait_for() { run "$KUBECTL" wait --timeout=120s "$@" || fail "kubectl wait $*"; }
 
 # route GET path against the tenant's kernel: the application's own API.
 route() {

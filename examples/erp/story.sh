@@ -44,8 +44,6 @@ fi
 export KUBECONFIG="$SMS_STORY_DIR/kubeconfig"
 image=${SMS_STORY_IMAGE:-erp-kernel:dev}
 erp=examples/erp
-dev_pid=
-dev_log="$SMS_STORY_DIR/manager-dev.log"
 root_pw="$SMS_STORY_DIR/root.pw"
 sam_pw="$SMS_STORY_DIR/sam.pw"
 sue_pw="$SMS_STORY_DIR/sue.pw"
@@ -53,41 +51,14 @@ printf 'change-this-password-now' >"$root_pw"
 printf 'sam-password-long-enough' >"$sam_pw"
 printf 'sue-password-long-enough' >"$sue_pw"
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-run() { printf '$ %s\n' "$*"; "$@"; }
-fail() {
-	printf '\n\033[31mstory failed: %s\033[0m\n' "$*" >&2
-	if [[ -f "$dev_log" ]]; then
-		printf -- '--- last lines of manager dev ---\n' >&2
-		tail -n 40 "$dev_log" >&2
-	fi
-	exit 1
-}
-cleanup() {
-	stop_dev
-	if [[ $keep_dir == 0 ]]; then rm -rf "$SMS_STORY_DIR"; fi
-}
-trap cleanup EXIT
+STORY="ERP story" STORY_DIR=$SMS_STORY_DIR
+DEV_ARGS=(--image "erp-kernel:dev=$ERP_KERNEL" -v)
+# shellcheck source=hack/story-lib.sh
+. hack/story-lib.sh
+if [[ -n $cluster ]]; then
+	start_dev() { :; } # a real cluster: no manager dev
+fi
 
-start_dev() {
-	[[ -z $cluster ]] || return 0
-	rm -f "$KUBECONFIG"
-	"$MANAGER" dev --dir "$SMS_STORY_DIR" --image "erp-kernel:dev=$ERP_KERNEL" -v >>"$dev_log" 2>&1 &
-	dev_pid=$!
-	for _ in $(seq 1 600); do
-		[[ -s "$KUBECONFIG" ]] && return 0
-		kill -0 "$dev_pid" 2>/dev/null || fail "manager dev exited while starting"
-		sleep 0.2
-	done
-	fail "manager dev did not write $KUBECONFIG within 120 s"
-}
-stop_dev() {
-	[[ -n "$dev_pid" ]] || return 0
-	kill -INT "$dev_pid" 2>/dev/null || true
-	wait "$dev_pid" 2>/dev/null || true
-	dev_pid=
-}
-wait_for() { run "$KUBECTL" wait --timeout=180s "$@" || fail "kubectl wait $*"; }
 endpoint() {
 	if [[ -n $cluster ]]; then
 		# Cluster DNS does not reach here; the Service's address does.
