@@ -26,6 +26,7 @@ func RunDatabase(t *testing.T, open func(t *testing.T) contracts.Database) {
 		{"TxCommit", testTxCommit},
 		{"TxRollback", testTxRollback},
 		{"TxPanic", testTxPanic},
+		{"Atomic", testAtomic},
 		{"Unique", testUnique},
 		{"DuplicateColumnNames", testDuplicateColumns},
 		{"Cancelled", testCancelled},
