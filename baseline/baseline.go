@@ -73,6 +73,12 @@ type Options struct {
 	// (the system prompt's first line), the model calls of a turn, and
 	// where transcripts are kept (default: the tenant's database).
 	Agent agentloop.Options
+	// Services turns on optional system plugins by name (Services lists
+	// them: audit, automation, meta, rpc); all are off by default.
+	// Turning one off keeps its tables.
+	Services []string
+	// ServiceOptions configure the services that are on.
+	ServiceOptions ServiceOptions
 	// Plugins are the application's own system plugins, installed last.
 	Plugins []kernel.Plugin
 	// Logger receives the kernel's and plugins' logs. Default: discarded.
@@ -102,7 +108,7 @@ func systemPlugins(opts Options, actAs func(context.Context, string) context.Con
 				if err := c.Kernel().DefineKey(contracts.DatabaseKey, contracts.DatabaseKeyMeta); err != nil {
 					return err
 				}
-				return c.Provide(contracts.DatabaseKey, db)
+				return c.Provide(contracts.DatabaseKey, contracts.Ambient(db))
 			},
 		},
 		smshttp.Plugin(smshttp.Options{Credentials: credentials(opts)}),
@@ -113,6 +119,7 @@ func systemPlugins(opts Options, actAs func(context.Context, string) context.Con
 	if opts.Auth != nil {
 		plugins = append(plugins, auth.Plugin(*opts.Auth), rbac.Plugin())
 	}
+	plugins = append(plugins, services(opts, actAs)...)
 	plugins = append(plugins,
 		judge.New(judge.Options{Executor: opts.Executor, Policy: opts.Policy, Logger: opts.Logger}).Plugin())
 	if opts.Model != nil {
@@ -168,6 +175,9 @@ func modelPlugin(m contracts.ModelService) kernel.Plugin {
 // restores agent plugins from the store's event log, and checks that every
 // system plugin is active. On error everything New opened is closed.
 func New(ctx context.Context, opts Options) (*Baseline, error) {
+	if err := CheckServices(opts.Services); err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
 	opened := opts.Store == nil
 	if opened {
 		st, err := sqlite.OpenStore(ctx, sqlite.Memory)

@@ -111,12 +111,27 @@ var userMethods = map[string]func(s *service, ctx context.Context, model string,
 		}
 		return s.ReadGroup(ctx, model, g)
 	},
+	"call": func(s *service, ctx context.Context, model string, args []any) (any, error) {
+		method, ok := arg(args, 1).(string)
+		if !ok {
+			return nil, argErr("argument 2 of call must be a method name, got %s", kindOf(arg(args, 1)))
+		}
+		ids, err := decodeIDs(arg(args, 2))
+		if err != nil {
+			return nil, err
+		}
+		margs, ok := arg(args, 3).(map[string]any)
+		if !ok && arg(args, 3) != nil {
+			return nil, argErr("argument 4 of call must be an object of arguments, got %s", kindOf(arg(args, 3)))
+		}
+		return s.Call(ctx, model, MethodRequest{Method: method, IDs: ids, Args: margs})
+	},
 }
 
 // userArity is how many arguments each method takes at most; more is an
 // error, so nothing an agent adds (a sudo flag, a user) goes unnoticed.
 var userArity = map[string]int{"spec": 1, "search": 3, "search_read": 4, "count": 2, "read": 3,
-	"create": 2, "write": 3, "unlink": 2, "read_group": 2}
+	"create": 2, "write": 3, "unlink": 2, "read_group": 2, "call": 4}
 
 func arg(args []any, i int) any {
 	if i < len(args) {

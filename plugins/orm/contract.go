@@ -216,14 +216,23 @@ type Hook struct {
 type HookFunc func(ctx context.Context, c Change) error
 
 // Change describes a write: the records' ids (none yet before a create)
-// and the values written.
+// and the values written. After a write, Tracked holds, per record, the
+// fields tracked with Service.Track whose stored value the write changed.
 type Change struct {
-	Model  string         `json:"model"`
-	Event  Event          `json:"on"`
-	When   When           `json:"when,omitempty"`
-	IDs    []int64        `json:"ids"`
-	Values map[string]any `json:"values,omitempty"`
-	Op     OpContext      `json:"ctx"`
+	Model   string                       `json:"model"`
+	Event   Event                        `json:"on"`
+	When    When                         `json:"when,omitempty"`
+	IDs     []int64                      `json:"ids"`
+	Values  map[string]any               `json:"values,omitempty"`
+	Op      OpContext                    `json:"ctx"`
+	Tracked map[int64]map[string]Tracked `json:"tracked,omitempty"`
+}
+
+// Tracked is a tracked field's value before and after a write, as Read
+// answers a scalar (a many2one's id).
+type Tracked struct {
+	Old any `json:"old"`
+	New any `json:"new"`
 }
 
 // Listener is called after every committed write of the event it was
@@ -266,6 +275,13 @@ type sudoKey struct{}
 // It clears a Sudo made earlier on ctx unless op itself says Sudo.
 func WithOp(ctx context.Context, op OpContext) context.Context {
 	return context.WithValue(context.WithValue(ctx, opKey{}, op), sudoKey{}, op.Sudo)
+}
+
+// WithoutOp returns ctx carrying no OpContext and no Sudo: the operations
+// run with it act for whom ContextOf says the request or chat turn is
+// (the principal ctx carries), as a REST call does.
+func WithoutOp(ctx context.Context) context.Context {
+	return context.WithValue(context.WithValue(ctx, opKey{}, nil), sudoKey{}, false)
 }
 
 // OpFrom returns the OpContext ctx carries, with Sudo when Sudo(ctx) was
@@ -394,6 +410,12 @@ type Service interface {
 	// On registers a listener called after each committed write of event;
 	// the returned function removes it.
 	On(event Event, fn Listener) (remove func())
+	// Track makes every later write of model that changes one of fields
+	// report the old and new values in its Change.Tracked (after hooks and
+	// listeners see it); the returned function undoes this call. Only
+	// stored scalar fields are tracked; tracking costs two reads of those
+	// columns in the write's transaction.
+	Track(model string, fields []string) (remove func())
 	// SetGuard installs the guard. There is one at a time: a second is
 	// refused until the returned function removes the first.
 	SetGuard(g Guard) (remove func(), err error)
@@ -432,6 +454,9 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrRejected: a before hook refused the write.
 	ErrRejected = errors.New("rejected by a hook")
+	// ErrBusy: the reads in flight hold the whole read budget
+	// (Options.ReadBudget); the read was refused at once and may be retried.
+	ErrBusy = errors.New("busy")
 )
 
 // Error is the error the Service returns for what a caller can act on. It

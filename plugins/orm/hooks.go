@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+
+	"github.com/sms-baseline/sms/contracts"
 )
 
 // MaxHookDepth bounds hooks and methods that call back into the ORM: a
@@ -43,9 +45,14 @@ func (s *service) before(ctx context.Context, sch *schema, c Change) error {
 	return nil
 }
 
-// after runs the after hooks and the listeners once the write committed;
-// failures are logged, never undoing the write.
+// after runs the after hooks and the listeners once the write committed
+// (inside contracts.Atomic, once the whole transaction has); failures are
+// logged, never undoing the write.
 func (s *service) after(ctx context.Context, sch *schema, c Change) {
+	contracts.AfterCommit(ctx, func() { s.afterNow(ctx, sch, c) })
+}
+
+func (s *service) afterNow(ctx context.Context, sch *schema, c Change) {
 	c.When = WhenAfter
 	ctx = context.WithoutCancel(ctx)
 	if hooks := hooksFor(sch, c, WhenAfter); len(hooks) > 0 {

@@ -1,11 +1,5 @@
 package orm
 
-import "errors"
-
-// ErrBusy means the reads in flight hold the whole read budget
-// (Options.ReadBudget); the read was refused at once and may be retried.
-var ErrBusy = errors.New("busy")
-
 // Bounds of what one call may ask of the ORM. A call past one is refused
 // before it touches the database, with an *Error wrapping ErrInvalid (a
 // 400 over REST) whose message names the bound; only ErrBusy (a 429 too_many)

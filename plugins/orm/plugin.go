@@ -108,7 +108,7 @@ func define(api *kernel.API, s *service) error {
 	}{
 		{Key, kernel.KeyMeta{Description: "models and records (orm.Service); can act as sudo, so system only",
 			MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem}},
-		{UserKey, kernel.KeyMeta{Description: "invoke search, read, create, write, unlink, read_group, spec, models: the ORM as the user being served",
+		{UserKey, kernel.KeyMeta{Description: "invoke search, search_read, count, read, create, write, unlink, read_group, call, spec, models: the ORM as the user being served",
 			MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustAgent}},
 	}
 	for _, k := range keys {

@@ -45,6 +45,7 @@ type service struct {
 	guard     Guard
 	guardSeq  uint64
 	listeners map[Event]map[uint64]Listener
+	tracked   map[string]map[string]int // model -> field -> Track calls
 	lisSeq    uint64
 
 	clauseMu sync.Mutex
@@ -58,7 +59,7 @@ func newService(db contracts.Database, opts Options, logger *slog.Logger) (*serv
 	if err != nil {
 		return nil, fmt.Errorf("orm: %w", err)
 	}
-	s := &service{db: db, cols: cols, now: opts.Now, logger: logger, contextOf: opts.ContextOf, requireGuard: opts.RequireGuard, userREST: opts.UserREST, actAs: opts.ActAs,
+	s := &service{db: contracts.Ambient(db), cols: cols, now: opts.Now, logger: logger, contextOf: opts.ContextOf, requireGuard: opts.RequireGuard, userREST: opts.UserREST, actAs: opts.ActAs,
 		migrated: map[string]string{}, listeners: map[Event]map[uint64]Listener{}, budget: newReadBudget(opts.ReadBudget)}
 	if s.now == nil {
 		s.now = time.Now
@@ -158,6 +159,17 @@ func (s *service) ensure(ctx context.Context, m *model) error {
 	fresh, err := migrate(ctx, s.db, s.cols, m)
 	if err != nil {
 		return fmt.Errorf("migrate model %s: %w", m.name, err)
+	}
+	if contracts.InAtomic(ctx) {
+		// The tables are the batch's until it commits: a rollback undoes
+		// the migration, which must then run again.
+		contracts.AfterCommit(ctx, func() {
+			s.migMu.Lock()
+			defer s.migMu.Unlock()
+			s.migrated[m.name] = sig
+			s.fresh = append(s.fresh, fresh...)
+		})
+		return nil
 	}
 	s.migrated[m.name] = sig
 	s.fresh = append(s.fresh, fresh...)

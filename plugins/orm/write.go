@@ -146,6 +146,7 @@ func (s *service) Write(ctx context.Context, model string, ids []int64, values m
 	if err := s.before(ctx, sch, change); err != nil {
 		return err
 	}
+	tracked := s.trackedIn(m, p.raw)
 	err = s.db.Tx(ctx, func(tx contracts.Querier) error {
 		w.tx = tx
 		if err := w.visible(m, ActionWrite, ids); err != nil {
@@ -154,11 +155,24 @@ func (s *service) Write(ctx context.Context, model string, ids []int64, values m
 		if err := w.refs(m, p.cols); err != nil {
 			return err
 		}
+		var before map[int64]map[string]any
+		if len(tracked) > 0 {
+			if before, err = w.snapshot(m, ids, tracked); err != nil {
+				return err
+			}
+		}
 		if err := w.update(m, ids, p.cols); err != nil {
 			return err
 		}
 		if err := w.commands(p, ids); err != nil {
 			return err
+		}
+		if len(tracked) > 0 {
+			after, err := w.snapshot(m, ids, tracked)
+			if err != nil {
+				return err
+			}
+			change.Tracked = diff(before, after)
 		}
 		return w.settled()
 	})

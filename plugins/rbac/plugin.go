@@ -37,7 +37,7 @@ func activate(ctx context.Context, c *kernel.Context) error {
 	if err != nil {
 		return err
 	}
-	st := store{db: db}
+	st := store{db: contracts.Ambient(db)}
 	if err := st.migrate(ctx); err != nil {
 		return err
 	}
