@@ -50,6 +50,10 @@ type Options struct {
 	Auth *auth.Options
 	// Logger, when set, receives the kernel's logs.
 	Logger *slog.Logger
+	// Services turns optional system plugins on (baseline.Options.Services)
+	// and ServiceOptions configures them.
+	Services       []string
+	ServiceOptions baseline.ServiceOptions
 	// Store, when set, is the kernel's store (closed with the kernel); the
 	// default is a private in-memory SQLite database.
 	Store contracts.Store
@@ -71,7 +75,7 @@ func New(t testing.TB, opts Options) *Env {
 	b, err := baseline.New(context.Background(), baseline.Options{
 		Name: "test", Plugins: opts.Plugins, AdminToken: opts.AdminToken, Credentials: opts.Credentials, Model: model,
 		Policy: judge.Policy{AutoApprove: !opts.Approvals}, Auth: opts.Auth, Store: opts.Store, Logger: opts.Logger,
-		Executor: opts.Executor, Agent: opts.Agent,
+		Executor: opts.Executor, Agent: opts.Agent, Services: opts.Services, ServiceOptions: opts.ServiceOptions,
 	})
 	if err != nil {
 		t.Fatalf("baselinetest: boot: %v", err)

@@ -1,0 +1,144 @@
+package services
+
+import (
+	"context"
+	"crypto/rand"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sms-baseline/sms/baseline"
+	"github.com/sms-baseline/sms/baseline/baselinetest"
+	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/contracts/storetest"
+	"github.com/sms-baseline/sms/drivers/store/postgres"
+	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/auth"
+	smshttp "github.com/sms-baseline/sms/plugins/http"
+	"github.com/sms-baseline/sms/plugins/orm"
+	"github.com/sms-baseline/sms/plugins/rbac"
+)
+
+const (
+	rootLogin    = "root"
+	rootPassword = "root-password-1"
+	token        = "operator-token"
+	readToken    = "reader-token"
+)
+
+// invoicing is the application: invoices with a state, and a pay method.
+func invoicing() kernel.Plugin {
+	return kernel.Plugin{Manifest: kernel.Manifest{ID: "app.invoicing", Version: "1", Inject: []string{orm.Key},
+		Contributes: map[string][]any{
+			orm.ModelPoint: {orm.Model{Name: "invoice", Order: "id", DisplayField: "number", Fields: map[string]orm.Field{
+				"number": {Kind: orm.KindChar, Required: true},
+				"amount": {Kind: orm.KindFloat},
+				"note":   {Kind: orm.KindChar},
+				"state":  {Kind: orm.KindSelection, Default: "draft", Options: []orm.Option{{Value: "draft"}, {Value: "paid"}}},
+			}}},
+			orm.MethodPoint: {orm.Method{Model: "invoice", Name: "pay", Handler: func(ctx context.Context, c orm.MethodCall) (any, error) {
+				return true, c.Orm.Write(ctx, "invoice", c.IDs, map[string]any{"state": "paid"})
+			}}},
+		}}}
+}
+
+// access: clerks reach their own invoices, managers all of them.
+func access() kernel.Plugin {
+	return kernel.Plugin{Manifest: kernel.Manifest{ID: "app.access", Version: "1", Inject: []string{rbac.Key},
+		Contributes: map[string][]any{
+			rbac.GroupPoint: {rbac.Group{Name: "clerks"}, rbac.Group{Name: "managers", Implies: []string{"clerks"}}},
+			rbac.AccessPoint: {
+				rbac.Access{Group: "clerks", Model: "invoice", Read: true, Create: true, Write: true},
+				rbac.Access{Group: "managers", Model: "invoice", Unlink: true},
+			},
+			rbac.RulePoint: {
+				rbac.Rule{Name: "own invoices", Model: "invoice", Groups: []string{"clerks"},
+					Domain: orm.Domain{[]any{orm.FieldCreatedBy, "=", rbac.UID}}},
+				rbac.Rule{Name: "all invoices", Model: "invoice", Groups: []string{"managers"}},
+			},
+		}}}
+}
+
+type env struct {
+	*baselinetest.Env
+	t testing.TB
+}
+
+// options are what boot varies.
+type options struct {
+	store    contracts.Store
+	plugins  []kernel.Plugin
+	services []string
+	approve  bool
+	turns    [][]contracts.Block
+	svc      baseline.ServiceOptions
+}
+
+// boot starts a kernel with users on, the invoicing app and every service
+// (unless o.services says which).
+func boot(t testing.TB, o options) *env {
+	t.Helper()
+	if o.services == nil {
+		o.services = baseline.Services
+	}
+	e := baselinetest.New(t, baselinetest.Options{Approvals: o.approve, Store: o.store, AdminToken: token, Turns: o.turns,
+		Auth:     &auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: rootPassword}, Hash: baselinetest.FastHash},
+		Services: o.services, ServiceOptions: o.svc,
+		Credentials: []smshttp.Credential{{Name: "reader", Token: readToken, Scopes: []smshttp.Scope{smshttp.ScopeRead}}},
+		Plugins:     append([]kernel.Plugin{invoicing(), access()}, o.plugins...)})
+	return &env{Env: e, t: t}
+}
+
+func bearer(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
+
+// user creates a user as root and returns their login headers.
+func (e *env) user(login string, groups ...string) http.Header {
+	e.t.Helper()
+	root := e.Login(rootLogin, rootPassword)
+	if r := e.Do("POST", auth.RouteUsers, map[string]any{"login": login, "password": login + "-password"}, root); r.Status != 201 {
+		e.t.Fatalf("create %s: %d %s", login, r.Status, r.Body)
+	}
+	for _, g := range groups {
+		if r := e.Do("POST", rbac.RouteGroups+"/"+g+"/members", map[string]any{"login": login}, root); r.Status != 200 {
+			e.t.Fatalf("add %s to %s: %d %s", login, g, r.Status, r.Body)
+		}
+	}
+	return e.Login(login, login+"-password")
+}
+
+// create creates an invoice as h and returns its id.
+func (e *env) create(h http.Header, values map[string]any) int64 {
+	e.t.Helper()
+	r := e.Do("POST", "/api/orm/invoice/create", map[string]any{"values": values}, h)
+	if r.Status != 201 {
+		e.t.Fatalf("create %v: %d %s", values, r.Status, r.Body)
+	}
+	return int64(r.JSON.(map[string]any)["id"].(float64))
+}
+
+// stores runs fn on SQLite and on Postgres.
+func stores(t *testing.T, fn func(t *testing.T, open func() contracts.Store)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, func() contracts.Store { return nil }) })
+	t.Run("postgres", func(t *testing.T) {
+		url := storetest.PostgresURL(t)
+		schema := "services_" + strings.ToLower(rand.Text())
+		t.Cleanup(func() {
+			db, err := postgres.Open(context.Background(), postgres.Options{URL: url, Schema: schema})
+			if err != nil {
+				t.Errorf("drop schema %s: %v", schema, err)
+				return
+			}
+			defer func() { _ = db.Close() }()
+			if err := db.Exec(context.Background(), `DROP SCHEMA "`+schema+`" CASCADE`); err != nil {
+				t.Errorf("drop schema %s: %v", schema, err)
+			}
+		})
+		fn(t, func() contracts.Store {
+			st, err := postgres.OpenStore(context.Background(), postgres.Options{URL: url, Schema: schema})
+			if err != nil {
+				t.Fatalf("open postgres: %v", err)
+			}
+			return st
+		})
+	})
+}
