@@ -79,7 +79,7 @@ func activate(c *kernel.Context, opts Options) error {
 			return err
 		}
 	}
-	s := &service{orm: o, tracks: map[string]Track{}}
+	s := &service{orm: o, logger: c.Logger(), tracks: map[string]Track{}}
 	api := c.Kernel()
 	if err := errors.Join(
 		api.DefineKey(Key, kernel.KeyMeta{Description: "post messages on records (audit.Service)",

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sort"
@@ -19,7 +20,8 @@ type untrack struct {
 }
 
 type service struct {
-	orm orm.Service
+	orm    orm.Service
+	logger *slog.Logger
 
 	mu      sync.RWMutex
 	tracks  map[string]Track // by contribution id
@@ -200,8 +202,11 @@ func (s *service) tracking(ctx context.Context, c orm.Change) {
 		if len(lines) == 0 {
 			continue
 		}
-		_, _ = s.orm.Create(sudo, MessageModel, map[string]any{"res_model": c.Model, "res_id": id, "kind": KindTracking,
+		_, err := s.orm.Create(sudo, MessageModel, map[string]any{"res_model": c.Model, "res_id": id, "kind": KindTracking,
 			"body": strings.Join(lines, "\n"), "tracking": changes})
+		if err != nil {
+			s.logger.Error("Audit: tracking message not posted", "model", c.Model, "id", id, "error", err)
+		}
 	}
 }
 
@@ -225,10 +230,13 @@ func (s *service) cascade(ctx context.Context, c orm.Change) {
 	for _, m := range []string{MessageModel, ActivityModel, FollowerModel} {
 		for {
 			found, err := s.orm.Search(sudo, m, d, orm.SearchOptions{Limit: 1000})
-			if err != nil || len(found) == 0 {
-				break
+			if err == nil && len(found) > 0 {
+				err = s.orm.Unlink(sudo, m, found)
 			}
-			if err := s.orm.Unlink(sudo, m, found); err != nil {
+			if err != nil {
+				s.logger.Error("Audit: cascade failed", "model", c.Model, "ids", ids, "of", m, "error", err)
+			}
+			if err != nil || len(found) == 0 {
 				break
 			}
 		}

@@ -3,6 +3,7 @@ package orm
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -149,6 +150,7 @@ func parseTerm(item any, at int) (node, error) {
 	t := term{path: parts, op: op, value: list[2], raw: raw}
 	switch op {
 	case "in", "not in":
+		t.value = anySlice(t.value)
 		if _, ok := t.value.([]any); !ok {
 			return nil, &domainError{term: raw, msg: fmt.Sprintf("%s needs a list of values", op)}
 		}
@@ -223,4 +225,21 @@ func globLiteral(r rune) string {
 		return "[" + string(r) + "]"
 	}
 	return string(r)
+}
+
+// anySlice is a Go slice of any element type (a []int64 of ids, say) as a
+// []any, so Go callers need not convert; other values are unchanged.
+func anySlice(v any) any {
+	if _, ok := v.([]any); ok || v == nil {
+		return v
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice || rv.Type().Elem().Kind() == reflect.Uint8 {
+		return v
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = rv.Index(i).Interface()
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"log/slog"
 	"crypto/rand"
 	"net/http"
 	"strings"
@@ -72,6 +73,7 @@ type options struct {
 	approve  bool
 	turns    [][]contracts.Block
 	svc      baseline.ServiceOptions
+	logger   *slog.Logger
 }
 
 // boot starts a kernel with users on, the invoicing app and every service
@@ -81,7 +83,7 @@ func boot(t testing.TB, o options) *env {
 	if o.services == nil {
 		o.services = baseline.Services
 	}
-	e := baselinetest.New(t, baselinetest.Options{Approvals: o.approve, Store: o.store, AdminToken: token, Turns: o.turns,
+	e := baselinetest.New(t, baselinetest.Options{Approvals: o.approve, Logger: o.logger, Store: o.store, AdminToken: token, Turns: o.turns,
 		Auth:     &auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: rootPassword}, Hash: baselinetest.FastHash},
 		Services: o.services, ServiceOptions: o.svc,
 		Credentials: []smshttp.Credential{{Name: "reader", Token: readToken, Scopes: []smshttp.Scope{smshttp.ScopeRead}}},

@@ -1,12 +1,16 @@
 package services
 
 import (
+	"context"
 	"net/http"
+	"sync/atomic"
 	"strings"
 	"testing"
 
 	"github.com/sms-baseline/sms/baseline/baselinetest"
 	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/orm"
 	"github.com/sms-baseline/sms/plugins/rpc"
 )
 
@@ -159,5 +163,43 @@ func TestRPCShapesAndBounds(t *testing.T) {
 	// Anonymous callers are refused at the door.
 	if r := e.rpc(nil, []any{call(1, "models")}); r.Status != 401 {
 		t.Fatalf("anonymous: %d %s", r.Status, r.Body)
+	}
+}
+
+// counter is a system plugin counting the ORM's committed writes.
+func counter(n *atomic.Int64) kernel.Plugin {
+	return kernel.Plugin{Manifest: kernel.Manifest{ID: "app.counter", Version: "1", Inject: []string{orm.Key}},
+		Activate: func(_ context.Context, c *kernel.Context) error {
+			o, err := kernel.Lookup[orm.Service](c, orm.Key)
+			if err != nil {
+				return err
+			}
+			remove := o.On(orm.EventWrite, func(context.Context, orm.Change) { n.Add(1) })
+			return c.OnUndo("counter", func() error { remove(); return nil })
+		}}
+}
+
+// TestRPCListenersWaitForCommit: ORM listeners (what automation and
+// audit tracking hang on) hear a batch's writes once it commits, and
+// never those of a batch that rolled back. Seen failing with AfterCommit
+// running its function at once inside the transaction.
+func TestRPCListenersWaitForCommit(t *testing.T) {
+	var writes atomic.Int64
+	e := boot(t, options{plugins: []kernel.Plugin{counter(&writes)}})
+	cleo := e.user("cleo", "clerks")
+	id := e.create(cleo, map[string]any{"number": "C-1"})
+	answers(t, e.rpc(cleo, []any{
+		call(1, "write", "invoice", []any{id}, map[string]any{"amount": 1}),
+		call(2, "write", "invoice", []any{id}, map[string]any{"amount": "not a number"}),
+	}))
+	if n := writes.Load(); n != 0 {
+		t.Fatalf("listeners heard %d writes of a batch that rolled back", n)
+	}
+	answers(t, e.rpc(cleo, []any{
+		call(1, "write", "invoice", []any{id}, map[string]any{"amount": 1}),
+		call(2, "write", "invoice", []any{id}, map[string]any{"amount": 2}),
+	}))
+	if n := writes.Load(); n != 2 {
+		t.Fatalf("listeners heard %d writes of a committed batch, want 2", n)
 	}
 }
