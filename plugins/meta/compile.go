@@ -27,9 +27,9 @@ func (s *service) checkDomain(a Action) error {
 }
 
 // readable reports whether the caller ctx serves may read model, asking
-// the ORM's guard with a search that matches nothing.
+// the ORM's guard with a search of one id.
 func (s *service) readable(ctx context.Context, model string) (bool, error) {
-	_, err := s.orm.Search(ctx, model, orm.Domain{[]any{orm.FieldID, "=", 0}}, orm.SearchOptions{Limit: 1})
+	_, err := s.orm.Search(ctx, model, nil, orm.SearchOptions{Limit: 1})
 	switch {
 	case err == nil:
 		return true, nil

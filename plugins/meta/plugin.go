@@ -36,15 +36,24 @@ func activate(_ context.Context, c *kernel.Context) error {
 		add        func(x kernel.Contribution) error
 		drop       func(id string)
 		check      func(plugin string, item any) error
+		named      func(item any) (string, any)
 	}{
 		{ViewPoint, "meta.View{name, model, type, inherit?, priority?, fields[{name, label?, widget?, readonly?, invisible?, required?}], after?, remove?}",
-			s.addView, s.dropView, s.checkView},
-		{ActionPoint, "meta.Action{name, label?, model, viewType?, domain?, order?}", s.addAction, s.dropAction, s.checkAction},
-		{MenuPoint, "meta.Menu{name, label?, parent?, action?, sequence?}", s.addMenu, s.dropMenu, s.checkMenu},
+			s.addView, s.dropView, s.checkView, named[View]},
+		{ActionPoint, "meta.Action{name, label?, model, viewType?, domain?, order?}", s.addAction, s.dropAction, s.checkAction, named[Action]},
+		{MenuPoint, "meta.Menu{name, label?, parent?, action?, sequence?}", s.addMenu, s.dropMenu, s.checkMenu, named[Menu]},
 	}
 	for _, p := range points {
+		validate := func(plugin string, item any) error {
+			if err := p.check(plugin, item); err != nil {
+				return err
+			}
+			name, v := p.named(item)
+			s.remember(plugin, p.name, name, v)
+			return nil
+		}
 		err := errors.Join(
-			api.DefinePoint(p.name, kernel.PointMeta{Description: p.desc, MinContributorTrust: kernel.TrustAgent, ValidateFrom: p.check}),
+			api.DefinePoint(p.name, kernel.PointMeta{Description: p.desc, MinContributorTrust: kernel.TrustAgent, ValidateFrom: validate}),
 			api.ObservePoint(p.name, kernel.Observer{
 				Added:   func(x kernel.Contribution) { _ = p.add(x) }, // validated before it was accepted
 				Removed: func(x kernel.Contribution) { p.drop(x.ID) },
@@ -54,4 +63,18 @@ func activate(_ context.Context, c *kernel.Context) error {
 		}
 	}
 	return c.Provide(Key, Service(s))
+}
+
+// named decodes a validated item and returns its name.
+func named[T interface{ View | Action | Menu }](item any) (string, any) {
+	v, _ := kernel.ItemAs[T](item, "an item")
+	switch x := any(v).(type) {
+	case View:
+		return x.Name, x
+	case Action:
+		return x.Name, x
+	case Menu:
+		return x.Name, x
+	}
+	return "", v
 }

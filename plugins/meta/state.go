@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/sms-baseline/sms/kernel"
@@ -19,6 +20,71 @@ type service struct {
 	views   map[string]entry[View] // by name
 	actions map[string]entry[Action]
 	menus   map[string]entry[Menu]
+	// pending are items a plugin's validation accepted but that are not
+	// (yet) live, by plugin then point/name: the judge's load gate checks
+	// a plugin's items in order without adding them, so a later item may
+	// refer to an earlier one of the same plugin. They expire after
+	// pendingTTL, and a dangling reference left by one is harmless: it is
+	// read as missing.
+	pending map[string]map[string]pend
+}
+
+// pend is a pending item.
+type pend struct {
+	item any
+	at   time.Time
+}
+
+// pendingTTL is how long a pending item may be referred to.
+const pendingTTL = time.Minute
+
+// maxPending bounds the pending items of one plugin.
+const maxPending = MaxMenus + MaxActions
+
+// remember records a validated item of plugin as pending.
+func (s *service) remember(plugin, point, name string, item any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pending[plugin]
+	if p == nil || len(p) >= maxPending {
+		p = map[string]pend{}
+		s.pending[plugin] = p
+	}
+	p[point+"/"+name] = pend{item: item, at: time.Now()}
+}
+
+// pendingLocked is plugin's pending item of point called name, if fresh.
+func (s *service) pendingLocked(plugin, point, name string) (any, bool) {
+	p, ok := s.pending[plugin][point+"/"+name]
+	if !ok || time.Since(p.at) > pendingTTL {
+		return nil, false
+	}
+	return p.item, true
+}
+
+// viewLocked is the view called name, live or pending for plugin.
+func (s *service) viewLocked(plugin, name string) (View, bool) {
+	if e, ok := s.views[name]; ok {
+		return e.item, true
+	}
+	v, ok := s.pendingLocked(plugin, ViewPoint, name)
+	view, isView := v.(View)
+	return view, ok && isView
+}
+
+func (s *service) actionLocked(plugin, name string) bool {
+	_, live := s.actions[name]
+	_, pending := s.pendingLocked(plugin, ActionPoint, name)
+	return live || pending
+}
+
+func (s *service) menuLocked(plugin, name string) (Menu, bool) {
+	if e, ok := s.menus[name]; ok {
+		return e.item, true
+	}
+	v, ok := s.pendingLocked(plugin, MenuPoint, name)
+	m, isMenu := v.(Menu)
+	return m, ok && isMenu
 }
 
 // entry is an item with the contribution that holds it. A plugin's new
@@ -31,7 +97,8 @@ type entry[T any] struct {
 }
 
 func newService(o orm.Service) *service {
-	return &service{orm: o, views: map[string]entry[View]{}, actions: map[string]entry[Action]{}, menus: map[string]entry[Menu]{}}
+	return &service{orm: o, views: map[string]entry[View]{}, actions: map[string]entry[Action]{}, menus: map[string]entry[Menu]{},
+		pending: map[string]map[string]pend{}}
 }
 
 // takenBy reports whether name is held by a plugin other than plugin.
@@ -103,15 +170,14 @@ func (s *service) checkView(plugin string, item any) error {
 		return fmt.Errorf("view %s: %w", v.Name, err)
 	}
 	if v.Inherit != "" {
-		pe, ok := s.views[v.Inherit]
-		parent := pe.item
+		parent, ok := s.viewLocked(plugin, v.Inherit)
 		if !ok {
 			return invalid("view %s: unknown parent view %q", v.Name, v.Inherit)
 		}
 		if parent.Model != v.Model || parent.Type != v.Type {
 			return invalid("view %s: extends %s, a %s view of %s; it must be of the same model and type", v.Name, parent.Name, parent.Type, parent.Model)
 		}
-		if d := s.depthLocked(v.Inherit) + 1; d > MaxInheritDepth {
+		if d := s.depthLocked(plugin, v.Inherit) + 1; d > MaxInheritDepth {
 			return invalid("view %s: inheritance depth %d passes the limit of %d", v.Name, d, MaxInheritDepth)
 		}
 	}
@@ -145,11 +211,12 @@ func (s *service) checkView(plugin string, item any) error {
 
 // depthLocked is how many views a view's chain of parents holds, itself
 // included.
-func (s *service) depthLocked(name string) int {
+func (s *service) depthLocked(plugin, name string) int {
 	d := 0
 	for name != "" && d <= MaxInheritDepth {
 		d++
-		name = s.views[name].item.Inherit
+		v, _ := s.viewLocked(plugin, name)
+		name = v.Inherit
 	}
 	return d
 }
@@ -232,18 +299,20 @@ func (s *service) checkMenu(plugin string, item any) error {
 	if len(m.Label) > MaxLabelLen {
 		return invalid("menu %s: the label is longer than %d bytes", m.Name, MaxLabelLen)
 	}
-	if _, ok := s.actions[m.Action]; m.Action != "" && !ok {
+	if m.Action != "" && !s.actionLocked(plugin, m.Action) {
 		return invalid("menu %s: unknown action %q", m.Name, m.Action)
 	}
 	if m.Parent == "" {
 		return nil
 	}
-	if _, ok := s.menus[m.Parent]; !ok {
+	if _, ok := s.menuLocked(plugin, m.Parent); !ok {
 		return invalid("menu %s: unknown parent menu %q", m.Name, m.Parent)
 	}
 	d := 1
-	for p := m.Parent; p != "" && d <= MaxMenuDepth; p = s.menus[p].item.Parent {
+	for p := m.Parent; p != "" && d <= MaxMenuDepth; {
 		d++
+		pm, _ := s.menuLocked(plugin, p)
+		p = pm.Parent
 	}
 	if d > MaxMenuDepth {
 		return invalid("menu %s: depth %d passes the limit of %d", m.Name, d, MaxMenuDepth)
