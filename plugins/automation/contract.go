@@ -118,10 +118,12 @@ type Status struct {
 	Plugin  string  `json:"plugin"`
 	Model   string  `json:"model"`
 	Trigger Trigger `json:"trigger"`
-	// Runs counts the runs since the kernel started; Failures those that
-	// failed, and Dropped those refused because the queue was full.
+	// Runs counts the runs since the kernel started and Failures those
+	// that failed; Skipped counts the firings refused for the chain's
+	// depth and Dropped those refused because the queue was full.
 	Runs      int64      `json:"runs"`
 	Failures  int64      `json:"failures"`
+	Skipped   int64      `json:"skipped"`
 	Dropped   int64      `json:"dropped"`
 	LastError string     `json:"lastError,omitempty"`
 	LastRun   *time.Time `json:"lastRun,omitempty"`

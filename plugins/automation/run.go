@@ -23,19 +23,22 @@ func chainOf(ctx context.Context) []string {
 func (s *service) fire(ctx context.Context, c orm.Change) {
 	chain := chainOf(ctx)
 	for _, l := range s.matching(c.Model, Trigger(c.Event)) {
-		switch {
-		case slices.Contains(chain, l.a.Name):
+		if slices.Contains(chain, l.a.Name) {
 			continue // never re-enters itself
-		case len(chain) >= MaxChainDepth:
-			l.fail(fmt.Errorf("skipped: automations nested %d deep (%v); the limit is %d", len(chain), chain, MaxChainDepth), s.now())
-			s.logger.Warn("Automation skipped: chain too deep", "automation", l.a.Name, "chain", chain)
-			continue
 		}
 		ids := c.IDs
 		if len(l.a.Watch) > 0 {
 			ids = watched(c, l.a.Watch)
 		}
 		if len(ids) == 0 {
+			continue
+		}
+		if len(chain) >= MaxChainDepth {
+			l.mu.Lock()
+			l.status.Skipped++
+			l.status.LastError = fmt.Sprintf("skipped: automations nested %d deep (%v); the limit is %d", len(chain), chain, MaxChainDepth)
+			l.mu.Unlock()
+			s.logger.Warn("Automation skipped: chain too deep", "automation", l.a.Name, "chain", chain)
 			continue
 		}
 		ev := Event{Automation: l.a.Name, Model: c.Model, Trigger: l.a.Trigger, IDs: ids, Values: c.Values, Tracked: c.Tracked, Now: s.now()}

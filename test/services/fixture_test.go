@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"crypto/rand"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/sms-baseline/sms/contracts/storetest"
 	"github.com/sms-baseline/sms/drivers/store/postgres"
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	"github.com/sms-baseline/sms/plugins/auth"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 	"github.com/sms-baseline/sms/plugins/orm"
@@ -143,4 +145,28 @@ func stores(t *testing.T, fn func(t *testing.T, open func() contracts.Store)) {
 			return st
 		})
 	})
+}
+
+func toolUse(name string, input any) contracts.Block {
+	raw, _ := json.Marshal(input)
+	return contracts.Block{Type: contracts.BlockToolUse, Name: name, Input: raw}
+}
+
+func text(s string) []contracts.Block { return []contracts.Block{{Type: contracts.BlockText, Text: s}} }
+
+// approveAll approves every pending approval with the admin token, bound
+// to the code hash it shows.
+func (e *env) approveAll() {
+	e.t.Helper()
+	r := e.Do("GET", adminv1.RouteApprovals, nil, bearer(token))
+	var list adminv1.Approvals
+	if r.Status != 200 || json.Unmarshal(r.Body, &list) != nil || len(list.Approvals) == 0 {
+		e.t.Fatalf("approvals: %d %s", r.Status, r.Body)
+	}
+	for _, a := range list.Approvals {
+		r := e.Do("POST", adminv1.RouteApprovals+"/"+a.ID+"/approve", adminv1.Decision{CodeHash: a.CodeHash}, bearer(token))
+		if r.Status != 200 || !strings.Contains(string(r.Body), `"mounted"`) {
+			e.t.Fatalf("approve %s: %d %s", a.ID, r.Status, r.Body)
+		}
+	}
 }
