@@ -29,6 +29,7 @@ var full = Config{
 	AutoApprove:              true,
 	SensitivePoints:          []string{"http.route", "tool"},
 	SensitiveScopes:          []string{"net"},
+	SystemPlugins:            []string{"audit", "rpc"},
 }
 
 // parseArgs parses args (as Args returns them, starting with "kernel") with

@@ -45,6 +45,9 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 	if err != nil {
 		return nil, err
 	}
+	if err := baseline.CheckServices(c.SystemPlugins); err != nil {
+		return nil, fmt.Errorf("--system-plugins: %w", err)
+	}
 	if n := c.Agent.MaxSteps; n < 0 || n > kernelconfig.MaxAgentSteps {
 		return nil, fmt.Errorf("--agent-max-steps %d: want 1 to %d, or 0 for the default", n, kernelconfig.MaxAgentSteps)
 	}
@@ -62,7 +65,7 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 		return nil, fmt.Errorf("--store: %w", err)
 	}
 	b, err := baseline.New(ctx, baseline.Options{Name: c.Name, Store: st, Executor: exec, AdminToken: token, Credentials: creds,
-		Logger: logger, Model: model, Fault: faultHook(), Auth: users, Plugins: plugins,
+		Logger: logger, Model: model, Fault: faultHook(), Auth: users, Plugins: plugins, Services: c.SystemPlugins,
 		Agent:  agentloop.Options{Identity: c.Agent.Identity, MaxSteps: c.Agent.MaxSteps},
 		Policy: judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes}})
 	if err != nil {

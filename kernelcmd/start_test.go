@@ -109,6 +109,7 @@ func TestStartRefusesBadSettings(t *testing.T) {
 		{"missing token file", func(c *Config, dir string) { c.TokenFile = filepath.Join(dir, "none") }, "--admin-token-file: "},
 		{"bad store", func(c *Config, _ string) { c.Store = "mysql://db" }, "--store: "},
 		{"too many agent steps", func(c *Config, _ string) { c.Agent.MaxSteps = 65 }, "--agent-max-steps 65: want 1 to 64"},
+		{"unknown system plugin", func(c *Config, _ string) { c.SystemPlugins = []string{"rpc", "console"} }, `--system-plugins: unknown system plugin "console": the optional system plugins are audit, automation, meta, rpc`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -241,6 +242,30 @@ func TestRunRefusesNegativeMaxConnections(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, "kernel.db")); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("a refused Run left the store behind (stat: %v)", err)
+		}
+	}
+}
+
+// SystemPlugins turns the optional system plugins on, and they are off
+// without it. Seen failing with Start not passing the list to baseline
+// (POST /api/rpc answered 404).
+func TestStartSystemPlugins(t *testing.T) {
+	for _, tc := range []struct {
+		plugins []string
+		want    int
+	}{{nil, 404}, {[]string{"rpc"}, 200}} {
+		c := gojaConfig(t, t.TempDir())
+		c.SystemPlugins = tc.plugins
+		b, err := Start(context.Background(), c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(b)
+		code, _ := send(t, srv, request{"POST", "/api/rpc", `{"jsonrpc":"2.0","id":1,"method":"models"}`, true})
+		srv.Close()
+		_ = b.Close()
+		if code != tc.want {
+			t.Fatalf("system plugins %v: POST /api/rpc = %d, want %d", tc.plugins, code, tc.want)
 		}
 	}
 }

@@ -122,6 +122,21 @@ type TenantJudge struct {
 // +kubebuilder:validation:Enum=isolated;goja
 type Executor string
 
+// SystemPlugin names an optional system plugin of a Tenant's kernels.
+// +kubebuilder:validation:Enum=audit;automation;meta;rpc
+type SystemPlugin string
+
+// The optional system plugins (the kernel's --system-plugins names).
+const (
+	SystemPluginAudit      SystemPlugin = "audit"
+	SystemPluginAutomation SystemPlugin = "automation"
+	SystemPluginMeta       SystemPlugin = "meta"
+	SystemPluginRPC        SystemPlugin = "rpc"
+)
+
+// SystemPlugins lists every SystemPlugin, in the kernel's install order.
+var SystemPlugins = []SystemPlugin{SystemPluginAudit, SystemPluginAutomation, SystemPluginMeta, SystemPluginRPC}
+
 // Executors: the names of the kernel's executor drivers, the default
 // first.
 const (
@@ -151,12 +166,16 @@ type TenantSpec struct {
 	// +kubebuilder:default=isolated
 	// +optional
 	Executor Executor `json:"executor,omitempty"`
-	// SystemPlugins is reserved for choosing optional system plugins. Every
-	// system plugin is always on today, so the API server refuses a
-	// non-empty list rather than accept a field it would ignore.
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0",message="spec.systemPlugins is not supported yet: every system plugin is always on; remove the field"
+	// SystemPlugins turns optional system plugins on: audit (messages,
+	// followers, activities and tracked fields on records), automation
+	// (actions on writes and on a schedule), meta (views, actions, menus)
+	// and rpc (batched ORM calls at /api/rpc). All are off by default;
+	// turning one off keeps its tables. The API server refuses an unknown
+	// name, listing the valid ones, and a name given twice.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
 	// +optional
-	SystemPlugins []string `json:"systemPlugins,omitempty"`
+	SystemPlugins []SystemPlugin `json:"systemPlugins,omitempty"`
 	// Resources of the kernel container.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`

@@ -559,7 +559,7 @@ func (in *TenantSpec) DeepCopyInto(out *TenantSpec) {
 	in.Judge.DeepCopyInto(&out.Judge)
 	if in.SystemPlugins != nil {
 		in, out := &in.SystemPlugins, &out.SystemPlugins
-		*out = make([]string, len(*in))
+		*out = make([]SystemPlugin, len(*in))
 		copy(*out, *in)
 	}
 	in.Resources.DeepCopyInto(&out.Resources)

@@ -60,6 +60,9 @@ type Config struct {
 	// when not nil.
 	SensitivePoints []string
 	SensitiveScopes []string
+	// SystemPlugins turns optional system plugins on by name
+	// (baseline.Services: audit, automation, meta, rpc).
+	SystemPlugins []string
 }
 
 // Model chooses the chat agent's model.
@@ -144,6 +147,9 @@ func (c Config) Args() []string {
 	}
 	if c.SensitiveScopes != nil {
 		args = append(args, "--sensitive-scopes="+strings.Join(c.SensitiveScopes, ","))
+	}
+	if len(c.SystemPlugins) > 0 {
+		args = append(args, "--system-plugins="+strings.Join(c.SystemPlugins, ","))
 	}
 	return args
 }

@@ -2,9 +2,9 @@ package services
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"log/slog"
-	"crypto/rand"
 	"net/http"
 	"strings"
 	"testing"

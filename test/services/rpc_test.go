@@ -3,8 +3,8 @@ package services
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sms-baseline/sms/baseline/baselinetest"

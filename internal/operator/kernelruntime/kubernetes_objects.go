@@ -106,6 +106,7 @@ func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 		TokenAuthFile: k8sChatPath + "/" + smsv1.SecretKeyTokenAuth,
 		Executor:      string(t.Spec.Executor),
 		AutoApprove:   t.Spec.Judge.AutoApprove,
+		SystemPlugins: SystemPluginNames(t.Spec.SystemPlugins),
 	}
 	if cfg.Executor == "" {
 		cfg.Executor = kernelconfig.Defaults.Executor

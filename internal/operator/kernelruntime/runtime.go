@@ -104,3 +104,16 @@ func PostgresSchema(t *smsv1.Tenant) string {
 	}
 	return "tenant_" + strings.ReplaceAll(t.Name, "-", "_")
 }
+
+// SystemPluginNames is a Tenant's spec.systemPlugins as the kernel's
+// --system-plugins names (nil for none).
+func SystemPluginNames(list []smsv1.SystemPlugin) []string {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]string, len(list))
+	for i, p := range list {
+		out[i] = string(p)
+	}
+	return out
+}

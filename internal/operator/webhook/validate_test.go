@@ -158,22 +158,28 @@ func TestApprovalStaysBound(t *testing.T) {
 	}
 }
 
-// TestSystemPluginsRefused: spec.systemPlugins selects nothing yet, so the
-// API server refuses a Tenant that sets it instead of storing a field the
-// operator would ignore. Without the CRD's CEL rule the create succeeded.
-func TestSystemPluginsRefused(t *testing.T) {
+// TestSystemPlugins: the API server refuses a Tenant naming an unknown
+// optional system plugin, listing the valid names, and one naming a plugin
+// twice; every valid name is accepted. Seen failing without the enum on
+// SystemPlugin (the unknown name was stored).
+func TestSystemPlugins(t *testing.T) {
 	testenv.Need(t)
 	tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "with-system-plugins", Namespace: "default"},
-		Spec: smsv1.TenantSpec{SystemPlugins: []string{"metrics"}}}
+		Spec: smsv1.TenantSpec{SystemPlugins: []smsv1.SystemPlugin{"rpc", "metrics"}}}
 	err := env.Client.Create(t.Context(), tenant)
 	if err == nil {
 		_ = env.Client.Delete(t.Context(), tenant)
-		t.Fatal("a Tenant with spec.systemPlugins was accepted")
+		t.Fatal("a Tenant naming an unknown system plugin was accepted")
 	}
-	if !strings.Contains(err.Error(), "spec.systemPlugins is not supported yet") {
-		t.Fatalf("refusal does not name the field: %v", err)
+	if !strings.Contains(err.Error(), `"metrics"`) || !strings.Contains(err.Error(), `"audit", "automation", "meta", "rpc"`) {
+		t.Fatalf("refusal does not name the value and the valid ones: %v", err)
 	}
-	tenant.Spec.SystemPlugins = nil
+	tenant.Spec.SystemPlugins = []smsv1.SystemPlugin{"rpc", "rpc"}
+	if err := env.Client.Create(t.Context(), tenant); err == nil {
+		_ = env.Client.Delete(t.Context(), tenant)
+		t.Fatal("a Tenant naming rpc twice was accepted")
+	}
+	tenant.Spec.SystemPlugins = smsv1.SystemPlugins
 	must(t, env.Client.Create(t.Context(), tenant))
 	must(t, env.Client.Delete(t.Context(), tenant))
 }

@@ -201,7 +201,7 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 		Name:        t.Namespace + "/" + t.Name,
 		Store:       "sqlite:" + filepath.Join(dir, "kernel.db"),
 		Executor:    string(t.Spec.Executor),
-		AutoApprove: t.Spec.Judge.AutoApprove,
+		AutoApprove: t.Spec.Judge.AutoApprove, SystemPlugins: kernelruntime.SystemPluginNames(t.Spec.SystemPlugins),
 	}
 	if cfg.Executor == "" {
 		cfg.Executor = string(smsv1.ExecutorIsolated)

@@ -73,10 +73,14 @@ func TestLocalUsers(t *testing.T) {
 func TestLocalAgent(t *testing.T) {
 	l := New(Options{Dir: t.TempDir()})
 	ten := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"},
-		Spec: smsv1.TenantSpec{Agent: &smsv1.TenantAgent{Identity: "You keep $(the) books.", MaxSteps: 5}}}
+		Spec: smsv1.TenantSpec{Agent: &smsv1.TenantAgent{Identity: "You keep $(the) books.", MaxSteps: 5},
+			SystemPlugins: []smsv1.SystemPlugin{smsv1.SystemPluginAudit}}}
 	cfg, err := l.config(t.TempDir(), kernelruntime.Spec{Tenant: ten})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(cfg.SystemPlugins) != 1 || cfg.SystemPlugins[0] != "audit" {
+		t.Errorf("system plugins = %v, want [audit]", cfg.SystemPlugins)
 	}
 	if want := (kernelcmd.Agent{Identity: "You keep $(the) books.", MaxSteps: 5}); cfg.Agent != want {
 		t.Errorf("agent = %+v, want %+v (no kubelet here: the identity as written)", cfg.Agent, want)
