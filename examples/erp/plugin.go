@@ -11,9 +11,11 @@ import (
 const SeedPluginID = "erp.seed"
 
 // Plugins are the application's system plugins in install order: the
-// models, who may do what, the summary route and tool, and the seed.
+// models, who may do what, the summary route and tool, the screens and
+// services (active when the kernel turns audit, automation and meta on),
+// and the seed.
 func Plugins() []kernel.Plugin {
-	return []kernel.Plugin{modelsPlugin(), accessPlugin(), servicePlugin(), seedPlugin()}
+	return []kernel.Plugin{modelsPlugin(), accessPlugin(), servicePlugin(), screensPlugin(), seedPlugin()}
 }
 
 // seedPlugin runs Seed when it mounts, that is at every start.

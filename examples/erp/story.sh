@@ -3,7 +3,9 @@
 # binary runs for the Tenant erp (spec.image), Sam in sales asks the agent for
 # a discount field on invoices and a tool listing the overdue ones, a person
 # approves the field with kubectl, the tool answers with Sam's invoices only,
-# both survive kernel restarts (a new script, then manager dev itself), and
+# Sam opens the invoice screen in two batched round trips, an automation the
+# agent adds thanks the customer once approved, both plugins survive kernel
+# restarts (a new script, then manager dev itself), and
 # disabling the agent's plugin removes the field from the API and the tool
 # from the agent while the column's data is kept. Any unmet expectation
 # stops the story with a message and a non-zero exit.
@@ -172,6 +174,27 @@ step "The agent's tool answers with Sam's overdue invoices only"
 out=$(overdue)
 expect '\"number\":\"INV-S1\",\"total\":200' "$out"
 if grep -qF 'INV-U1' <<<"$out"; then fail "Sam's tool answered Sue's invoice"; fi
+
+step "Sam opens the invoice screen: the menu and the list's view in one batch, the rows in another"
+expect '"name":"sales.unpaid"' "$(as sam POST /api/rpc/meta '[{"jsonrpc":"2.0","id":1,"method":"menus"},{"jsonrpc":"2.0","id":2,"method":"view","params":["invoice","list"]}]')"
+expect '"number":"INV-S1"' "$(as sam POST /api/rpc '[{"jsonrpc":"2.0","id":1,"method":"search_read","params":["invoice",[["state","=","posted"]],["number","customer","due","state","total"],{"order":"due"}]},{"jsonrpc":"2.0","id":2,"method":"count","params":["invoice",[]]}]')"
+
+step "Sam asks for an automation that thanks the customer when an invoice is paid; it waits, a person approves it"
+expect pending "$(as sam POST /api/chat '{"session":"s3","text":"when an invoice is paid, thank the customer"}')"
+wait_for --for=create plugin/erp-agent-paid-thanks
+run kubectl sms approve erp-agent-paid-thanks -m "reviewed in the ERP story"
+wait_for --for=condition=Ready plugin/erp-agent-paid-thanks
+
+step "Sam marks INV-S2 paid: its thread tracks the state and shows the agent's note"
+as sam POST /api/orm/invoice/write '{"ids":[2],"values":{"state":"paid"}}' >/dev/null
+thread=
+for _ in $(seq 1 60); do
+	thread=$(as sam GET /api/audit/invoice/2 2>/dev/null)
+	grep -qF 'Paid. Thank you' <<<"$thread" && break
+	sleep 0.5 # the agent's automation runs on its own queue
+done
+expect 'Paid. Thank you' "$thread"
+expect 'state: posted → paid' "$thread"
 
 step "A new script restarts the kernel; the field and the tool are still there"
 "$KUBECTL" create configmap erp-story --from-file=script.json=$erp/story-after-restart.json --dry-run=client -o yaml |

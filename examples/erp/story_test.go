@@ -3,6 +3,7 @@ package erp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,12 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/baseline/baselinetest"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/drivers/store/sqlite"
 	"github.com/sms-baseline/sms/examples/erp"
 	"github.com/sms-baseline/sms/plugins/agentloop"
 	"github.com/sms-baseline/sms/plugins/auth"
+	"github.com/sms-baseline/sms/plugins/automation"
 	"github.com/sms-baseline/sms/plugins/orm"
 	"github.com/sms-baseline/sms/plugins/rbac"
 )
@@ -55,6 +58,7 @@ func start(t *testing.T, path string, turns [][]contracts.Block) *erpEnv {
 		t.Fatal(err)
 	}
 	e := baselinetest.New(t, baselinetest.Options{Approvals: true, Plugins: erp.Plugins(), Store: st, AdminToken: adminToken, Turns: turns,
+		Services: baseline.Services,
 		Auth: &auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: rootPassword}, Hash: baselinetest.FastHash}})
 	return &erpEnv{Env: e, t: t}
 }
@@ -142,16 +146,25 @@ func TestStory(t *testing.T) {
 		t.Fatalf("chat = %s, want the plugin pending approval", raw)
 	}
 	admin := http.Header{"Authorization": {"Bearer " + adminToken}}
-	approvals, _ := e.must("GET", "/api/approvals", nil, admin)["approvals"].([]any)
-	if len(approvals) != 1 {
-		t.Fatalf("approvals = %v, want one", approvals)
-	}
-	a := approvals[0].(map[string]any)
-	e.must("POST", "/api/approvals/"+a["id"].(string)+"/approve", map[string]any{"codeHash": a["codeHash"]}, admin)
+	e.approve(admin)
 	e.must("POST", "/api/orm/invoice/write", map[string]any{"ids": []int{1}, "values": map[string]any{"discount": 10}}, sam)
 	const want = `[{"discount":10,"id":1,"number":"INV-S1","total":200}]`
 	if got := e.overdue(sam); got != want {
 		t.Fatalf("Sam's overdue invoices = %s, want %s", got, want)
+	}
+
+	// An automation thanking the customer when an invoice is paid waits
+	// for a person too; once approved, paying posts the note, next to the
+	// message that tracks the state.
+	out = e.must("POST", "/api/chat", map[string]string{"session": "s3", "text": "when an invoice is paid, thank the customer"}, sam)
+	if raw, _ := json.Marshal(out); !strings.Contains(string(raw), "pending") {
+		t.Fatalf("chat = %s, want the automation pending approval", raw)
+	}
+	e.approve(admin)
+	e.must("POST", "/api/orm/invoice/write", map[string]any{"ids": []int{2}, "values": map[string]any{"state": "paid"}}, sam)
+	if got := e.thread(sam, 2); !slices.Contains(got, "note: Paid. Thank you, we have sent the customer a receipt.") ||
+		!slices.Contains(got, "tracking: state: posted → paid") {
+		t.Fatalf("invoice 2's thread = %q, want the agent's note and the tracked state", got)
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -188,4 +201,35 @@ func TestStory(t *testing.T) {
 	if cols, _ := e.Store.Database().Columns(context.Background(), orm.Table(erp.Invoice)); !slices.Contains(cols, "discount") {
 		t.Errorf("columns of invoices = %v, want discount kept", cols)
 	}
+}
+
+// approve approves the one pending approval, bound to its code hash.
+func (e *erpEnv) approve(admin http.Header) {
+	e.t.Helper()
+	approvals, _ := e.must("GET", "/api/approvals", nil, admin)["approvals"].([]any)
+	if len(approvals) != 1 {
+		e.t.Fatalf("approvals = %v, want one", approvals)
+	}
+	a := approvals[0].(map[string]any)
+	e.must("POST", "/api/approvals/"+a["id"].(string)+"/approve", map[string]any{"codeHash": a["codeHash"]}, admin)
+}
+
+// thread is a record's messages, "kind: body", newest first, once the
+// agent's automations are done.
+func (e *erpEnv) thread(h http.Header, id int) []string {
+	e.t.Helper()
+	v, err := e.Kernel.GetValue(automation.Key)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := v.(automation.Service).Idle(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	msgs, _ := e.must("GET", fmt.Sprintf("/api/audit/invoice/%d", id), nil, h)["messages"].([]any)
+	for _, m := range msgs {
+		mm := m.(map[string]any)
+		out = append(out, fmt.Sprint(mm["kind"], ": ", mm["body"]))
+	}
+	return out
 }
