@@ -59,7 +59,7 @@ func start(t *testing.T, path string, turns [][]contracts.Block) *erpEnv {
 	}
 	e := baselinetest.New(t, baselinetest.Options{Approvals: true, Plugins: erp.Plugins(), Store: st, AdminToken: adminToken, Turns: turns,
 		Services: baseline.Services,
-		Auth: &auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: rootPassword}, Hash: baselinetest.FastHash}})
+		Auth:     &auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: rootPassword}, Hash: baselinetest.FastHash}})
 	return &erpEnv{Env: e, t: t}
 }
 
