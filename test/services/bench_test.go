@@ -36,7 +36,7 @@ func BenchmarkFiftyReads(b *testing.B) {
 			b.Fatalf("%s: %d", path, res.StatusCode)
 		}
 	}
-	b.Run("rest", func(b *testing.B) {
+	b.Run("via=rest", func(b *testing.B) {
 		for b.Loop() {
 			for _, id := range ids {
 				post("/api/orm/invoice/read", map[string]any{"ids": []int64{id}, "spec": spec})
@@ -47,7 +47,7 @@ func BenchmarkFiftyReads(b *testing.B) {
 	for i, id := range ids {
 		batch[i] = call(i, "read", "invoice", []int64{id}, spec)
 	}
-	b.Run("rpc", func(b *testing.B) {
+	b.Run("via=rpc", func(b *testing.B) {
 		for b.Loop() {
 			post("/api/rpc", batch)
 		}
