@@ -97,7 +97,8 @@ func (s *service) Thread(ctx context.Context, model string, id int64) (Thread, e
 	if err != nil {
 		return Thread{}, err
 	}
-	return Thread{Messages: msgs, Followers: slices.Sorted(maps.Keys(fol)), Activities: acts}, nil
+	followers := append([]int64{}, slices.Sorted(maps.Keys(fol))...)
+	return Thread{Messages: msgs, Followers: followers, Activities: acts}, nil
 }
 
 // followers maps each follower of a record to its follower row.

@@ -199,3 +199,27 @@ func TestServiceOffKeepsTables(t *testing.T) {
 		t.Fatalf("after audit was off: %q", got)
 	}
 }
+
+// TestAuditGroup: with Options.Group the plugin grants that group read on
+// messages and the "own activities" rule through the ORM's own routes;
+// without it the models are closed there. Seen failing with the rule left
+// out of grant (cleo read carl's activity).
+func TestAuditGroup(t *testing.T) {
+	for _, group := range []string{"", "clerks"} {
+		e := boot(t, options{svc: baseline.ServiceOptions{Audit: audit.Options{Group: group}}})
+		cleo, mia := e.user("cleo", "clerks"), e.user("mia", "managers")
+		id := e.create(mia, map[string]any{"number": "M-1"})
+		for _, uid := range []int{2, 3} { // cleo, then mia
+			if r := e.Do("POST", fmt.Sprintf("/api/audit/invoice/%d/activities", id), map[string]any{"summary": "check", "userId": uid}, mia); r.Status != 201 {
+				t.Fatalf("schedule: %d %s", r.Status, r.Body)
+			}
+		}
+		r := e.Do("POST", "/api/orm/audit_activity/search", map[string]any{}, cleo)
+		switch {
+		case group == "" && r.Status != 403:
+			t.Fatalf("without a group, cleo searches activities: %d %s", r.Status, r.Body)
+		case group != "" && (r.Status != 200 || fmt.Sprint(r.JSON.(map[string]any)["ids"]) != "[1]"):
+			t.Fatalf("with the group, cleo's activities: %d %s, want only hers", r.Status, r.Body)
+		}
+	}
+}

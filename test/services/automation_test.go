@@ -252,3 +252,22 @@ func TestAgentAutomationNeverSlowsWrites(t *testing.T) {
 	}
 	e.write(cleo, id, map[string]any{"amount": 2}) // the kernel keeps serving
 }
+
+// TestAutomationCallsAMethod: a create automation calls a model method
+// on the new records that match its filter, acting for the writer. Seen
+// failing with the method action calling nothing (the invoice stayed a
+// draft).
+func TestAutomationCallsAMethod(t *testing.T) {
+	e := boot(t, options{plugins: []kernel.Plugin{rules(automation.Automation{Name: "free-is-paid", Model: "invoice",
+		Trigger: automation.OnCreate, Filter: orm.Domain{[]any{"amount", "=", 0}},
+		Action: automation.Action{Kind: automation.ActMethod, Method: "pay"}})}})
+	cleo := e.user("cleo", "clerks")
+	free, billed := e.create(cleo, map[string]any{"number": "F-1", "amount": 0}), e.create(cleo, map[string]any{"number": "B-1", "amount": 9})
+	recs, err := e.ormService().Read(orm.Sudo(context.Background()), "invoice", []int64{free, billed}, orm.ReadSpec{"state": nil, orm.FieldUpdatedBy: nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs[0]["state"] != "paid" || recs[1]["state"] != "draft" || recs[0][orm.FieldUpdatedBy] != int64(2) {
+		t.Fatalf("invoices = %v; want the free one paid by cleo (user 2) and the other a draft", recs)
+	}
+}
