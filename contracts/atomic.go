@@ -157,7 +157,7 @@ func (a *ambientTx) savepoint(ctx context.Context, fn func(ctx context.Context) 
 	}()
 	if err := fn(ctx); err != nil {
 		if uerr := undo(); uerr != nil {
-			return fmt.Errorf("%w (and rolling back savepoint %s failed: %v)", err, name, uerr)
+			return fmt.Errorf("%w (and rolling back savepoint %s failed: %w)", err, name, uerr)
 		}
 		return err
 	}

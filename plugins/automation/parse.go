@@ -89,7 +89,7 @@ func (s *service) check(a Automation, system bool) error {
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 		defer cancel()
 		if _, err := s.orm.Search(orm.Sudo(ctx), a.Model, a.Filter, orm.SearchOptions{Limit: 1}); err != nil {
-			return fmt.Errorf("automation %s: filter: %v", name, err)
+			return fmt.Errorf("automation %s: filter: %w", name, err)
 		}
 	}
 	return checkAction(a, spec)

@@ -32,9 +32,6 @@ const (
 	OnchangePoint = "model-onchange"
 )
 
-// TablePrefix is prepended to a model's name to form its table name.
-const TablePrefix = "m_"
-
 // MaxNameLen is the longest model name (its table name must still be a
 // valid identifier).
 const MaxNameLen = 39
@@ -267,10 +264,6 @@ type OpContext struct {
 	Sudo   bool  `json:"sudo,omitempty"`
 }
 
-type opKey struct{}
-
-type sudoKey struct{}
-
 // WithOp returns ctx carrying op: the operations run with ctx act for it.
 // It clears a Sudo made earlier on ctx unless op itself says Sudo.
 func WithOp(ctx context.Context, op OpContext) context.Context {
@@ -284,26 +277,11 @@ func WithoutOp(ctx context.Context) context.Context {
 	return context.WithValue(context.WithValue(ctx, opKey{}, nil), sudoKey{}, false)
 }
 
-// OpFrom returns the OpContext ctx carries, with Sudo when Sudo(ctx) was
-// applied, and whether it carries one. Without one the ORM asks its
-// ContextOf.
-func OpFrom(ctx context.Context) (OpContext, bool) {
-	op, ok := ctx.Value(opKey{}).(OpContext)
-	op.Sudo, _ = ctx.Value(sudoKey{}).(bool)
-	return op, ok
-}
-
 // Sudo returns ctx with the guard bypassed, acting for the same user: the
 // OpContext ctx carries, or the one ContextOf derives from the request
 // ctx serves.
 func Sudo(ctx context.Context) context.Context {
 	return context.WithValue(ctx, sudoKey{}, true)
-}
-
-// sudoFrom reports whether Sudo applies to ctx.
-func sudoFrom(ctx context.Context) bool {
-	s, _ := ctx.Value(sudoKey{}).(bool)
-	return s
 }
 
 // Domain is a filter in prefix notation: terms [path, operator, value]
@@ -468,12 +446,3 @@ type Error struct {
 	Term  string // the domain term at fault, if any, as JSON
 	Msg   string
 }
-
-// Table returns the table name of a model.
-func Table(model string) string { return TablePrefix + model }
-
-// JoinTable returns the join table of a many2many field: r_ and a hash of
-// the model and field names. Names joined with _ could collide (invoice's
-// tag_ids and invoice_tag's ids), and a plugin never names the table, so
-// no field can point its links at another field's table.
-func JoinTable(model, field string) string { return "r_" + shortHash(model+"."+field) }
