@@ -17,6 +17,7 @@ import (
 	"github.com/sms-baseline/sms/drivers/model/scripted"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	"github.com/sms-baseline/sms/plugins/agentloop"
 	"github.com/sms-baseline/sms/plugins/auth"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
@@ -162,4 +163,20 @@ func (e *Env) Login(login, password string) http.Header {
 		h.Add("Cookie", c.Name+"="+c.Value)
 	}
 	return h
+}
+
+// User creates a user as admin (the headers of an admin's session), adds
+// them to groups and returns their session's headers. It fails the test
+// unless each step succeeds.
+func (e *Env) User(admin http.Header, login, password string, groups ...string) http.Header {
+	e.t.Helper()
+	if r := e.Do(http.MethodPost, auth.RouteUsers, map[string]any{"login": login, "password": password}, admin); r.Status != http.StatusCreated {
+		e.t.Fatalf("baselinetest: create user %s: %d %s", login, r.Status, r.Body)
+	}
+	for _, g := range groups {
+		if r := e.Do(http.MethodPost, adminv1.RouteGroups+"/"+g+"/members", map[string]any{"login": login}, admin); r.Status != http.StatusOK {
+			e.t.Fatalf("baselinetest: add %s to %s: %d %s", login, g, r.Status, r.Body)
+		}
+	}
+	return e.Login(login, password)
 }

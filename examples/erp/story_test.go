@@ -20,7 +20,6 @@ import (
 	"github.com/sms-baseline/sms/plugins/auth"
 	"github.com/sms-baseline/sms/plugins/automation"
 	"github.com/sms-baseline/sms/plugins/orm"
-	"github.com/sms-baseline/sms/plugins/rbac"
 )
 
 const (
@@ -77,12 +76,7 @@ func (e *erpEnv) must(method, path string, body any, h http.Header) map[string]a
 // user creates a user in groups, as root, and signs them in.
 func (e *erpEnv) user(login string, groups ...string) http.Header {
 	e.t.Helper()
-	root := e.Login(rootLogin, rootPassword)
-	e.must("POST", auth.RouteUsers, map[string]any{"login": login, "password": login + "-password"}, root)
-	for _, g := range groups {
-		e.must("POST", rbac.RouteGroups+"/"+g+"/members", map[string]any{"login": login}, root)
-	}
-	return e.Login(login, login+"-password")
+	return e.User(e.Login(rootLogin, rootPassword), login, login+"-password", groups...)
 }
 
 // invoice is a posted invoice of one line.

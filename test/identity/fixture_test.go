@@ -1,16 +1,11 @@
 package identity
 
 import (
-	"context"
-	"crypto/rand"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/sms-baseline/sms/baseline/baselinetest"
 	"github.com/sms-baseline/sms/contracts"
-	"github.com/sms-baseline/sms/contracts/storetest"
-	"github.com/sms-baseline/sms/drivers/store/postgres"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/auth"
 	"github.com/sms-baseline/sms/plugins/collections"
@@ -72,33 +67,6 @@ type env struct {
 	t testing.TB
 }
 
-// stores runs fn on SQLite and on Postgres.
-func stores(t *testing.T, fn func(t *testing.T, open func() contracts.Store)) {
-	t.Run("sqlite", func(t *testing.T) { fn(t, func() contracts.Store { return nil }) })
-	t.Run("postgres", func(t *testing.T) {
-		url := storetest.PostgresURL(t)
-		schema := "identity_" + strings.ToLower(rand.Text())
-		t.Cleanup(func() { // after the kernel closes its store
-			db, err := postgres.Open(context.Background(), postgres.Options{URL: url, Schema: schema})
-			if err != nil {
-				t.Errorf("drop schema %s: %v", schema, err)
-				return
-			}
-			defer func() { _ = db.Close() }()
-			if err := db.Exec(context.Background(), `DROP SCHEMA "`+schema+`" CASCADE`); err != nil {
-				t.Errorf("drop schema %s: %v", schema, err)
-			}
-		})
-		fn(t, func() contracts.Store {
-			st, err := postgres.OpenStore(context.Background(), postgres.Options{URL: url, Schema: schema})
-			if err != nil {
-				t.Fatalf("open postgres: %v", err)
-			}
-			return st
-		})
-	})
-}
-
 func boot(t testing.TB, store contracts.Store, opts auth.Options) *env {
 	t.Helper()
 	if opts.Bootstrap == nil {
@@ -127,14 +95,5 @@ func bearer(tok string) http.Header { return http.Header{"Authorization": {"Bear
 // user creates a user as root and returns their login headers.
 func (e *env) user(login string, groups ...string) http.Header {
 	e.t.Helper()
-	root := e.Login(rootLogin, rootPassword)
-	if r := e.Do("POST", auth.RouteUsers, map[string]any{"login": login, "password": login + "-password"}, root); r.Status != 201 {
-		e.t.Fatalf("create %s: %d %s", login, r.Status, r.Body)
-	}
-	for _, g := range groups {
-		if r := e.Do("POST", rbac.RouteGroups+"/"+g+"/members", map[string]any{"login": login}, root); r.Status != 200 {
-			e.t.Fatalf("add %s to %s: %d %s", login, g, r.Status, r.Body)
-		}
-	}
-	return e.Login(login, login+"-password")
+	return e.User(e.Login(rootLogin, rootPassword), login, login+"-password", groups...)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sms-baseline/sms/internal/testinfra/stores"
+
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/plugins/auth"
 	"github.com/sms-baseline/sms/plugins/orm"
@@ -40,7 +42,7 @@ var surfaces = []surface{
 // active"; and with the ORM's routes lacking Users (the users' cells
 // failed the scope check).
 func TestPermissionMatrix(t *testing.T) {
-	stores(t, func(t *testing.T, open func() contracts.Store) {
+	stores.Each(t, "identity_", func(t *testing.T, open func() contracts.Store) {
 		e := boot(t, open(), auth.Options{})
 		e.agentRoute()
 		callers := map[string]http.Header{
@@ -80,7 +82,7 @@ func TestPermissionMatrix(t *testing.T) {
 // reach all of them. Seen failing with the rule left out of the policy
 // (the clerk's search answered both invoices).
 func TestRecordRules(t *testing.T) {
-	stores(t, func(t *testing.T, open func() contracts.Store) {
+	stores.Each(t, "identity_", func(t *testing.T, open func() contracts.Store) {
 		e := boot(t, open(), auth.Options{})
 		cleo, carl, mona := e.user("cleo", "clerks"), e.user("carl", "clerks"), e.user("mona", "managers")
 		for _, c := range []struct {

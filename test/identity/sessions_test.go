@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sms-baseline/sms/internal/testinfra/stores"
+
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/plugins/auth"
 )
@@ -64,7 +66,7 @@ func TestNoSessionFixation(t *testing.T) {
 // without sessions.revoke in setFlag and SetPassword (the cached session
 // still answered).
 func TestRevokedOnChange(t *testing.T) {
-	stores(t, func(t *testing.T, open func() contracts.Store) {
+	stores.Each(t, "identity_", func(t *testing.T, open func() contracts.Store) {
 		e := boot(t, open(), auth.Options{})
 		root := e.Login(rootLogin, rootPassword)
 		for _, c := range []struct {

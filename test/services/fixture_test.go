@@ -2,7 +2,6 @@ package services
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -12,8 +11,6 @@ import (
 	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/baseline/baselinetest"
 	"github.com/sms-baseline/sms/contracts"
-	"github.com/sms-baseline/sms/contracts/storetest"
-	"github.com/sms-baseline/sms/drivers/store/postgres"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	"github.com/sms-baseline/sms/plugins/auth"
@@ -98,16 +95,7 @@ func bearer(tok string) http.Header { return http.Header{"Authorization": {"Bear
 // user creates a user as root and returns their login headers.
 func (e *env) user(login string, groups ...string) http.Header {
 	e.t.Helper()
-	root := e.Login(rootLogin, rootPassword)
-	if r := e.Do("POST", auth.RouteUsers, map[string]any{"login": login, "password": login + "-password"}, root); r.Status != 201 {
-		e.t.Fatalf("create %s: %d %s", login, r.Status, r.Body)
-	}
-	for _, g := range groups {
-		if r := e.Do("POST", rbac.RouteGroups+"/"+g+"/members", map[string]any{"login": login}, root); r.Status != 200 {
-			e.t.Fatalf("add %s to %s: %d %s", login, g, r.Status, r.Body)
-		}
-	}
-	return e.Login(login, login+"-password")
+	return e.User(e.Login(rootLogin, rootPassword), login, login+"-password", groups...)
 }
 
 // create creates an invoice as h and returns its id.
@@ -118,33 +106,6 @@ func (e *env) create(h http.Header, values map[string]any) int64 {
 		e.t.Fatalf("create %v: %d %s", values, r.Status, r.Body)
 	}
 	return int64(r.JSON.(map[string]any)["id"].(float64))
-}
-
-// stores runs fn on SQLite and on Postgres.
-func stores(t *testing.T, fn func(t *testing.T, open func() contracts.Store)) {
-	t.Run("sqlite", func(t *testing.T) { fn(t, func() contracts.Store { return nil }) })
-	t.Run("postgres", func(t *testing.T) {
-		url := storetest.PostgresURL(t)
-		schema := "services_" + strings.ToLower(rand.Text())
-		t.Cleanup(func() {
-			db, err := postgres.Open(context.Background(), postgres.Options{URL: url, Schema: schema})
-			if err != nil {
-				t.Errorf("drop schema %s: %v", schema, err)
-				return
-			}
-			defer func() { _ = db.Close() }()
-			if err := db.Exec(context.Background(), `DROP SCHEMA "`+schema+`" CASCADE`); err != nil {
-				t.Errorf("drop schema %s: %v", schema, err)
-			}
-		})
-		fn(t, func() contracts.Store {
-			st, err := postgres.OpenStore(context.Background(), postgres.Options{URL: url, Schema: schema})
-			if err != nil {
-				t.Fatalf("open postgres: %v", err)
-			}
-			return st
-		})
-	})
 }
 
 func toolUse(name string, input any) contracts.Block {

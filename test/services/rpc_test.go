@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sms-baseline/sms/internal/testinfra/stores"
+
 	"github.com/sms-baseline/sms/baseline/baselinetest"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/kernel"
@@ -94,7 +96,7 @@ func TestRPCReadBatch(t *testing.T) {
 // ignoring the ambient transaction (SQLite deadlocked until the batch's
 // time limit).
 func TestRPCWriteBatchIsOneTransaction(t *testing.T) {
-	stores(t, func(t *testing.T, open func() contracts.Store) {
+	stores.Each(t, "services_", func(t *testing.T, open func() contracts.Store) {
 		e := boot(t, options{store: open()})
 		cleo := e.user("cleo", "clerks")
 		got := answers(t, e.rpc(cleo, []any{
