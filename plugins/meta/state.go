@@ -45,12 +45,33 @@ const maxPending = MaxMenus + MaxActions
 func (s *service) remember(plugin, point, name string, item any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.pending) > maxPendingPlugins {
+		s.sweepLocked()
+	}
 	p := s.pending[plugin]
 	if p == nil || len(p) >= maxPending {
 		p = map[string]pend{}
 		s.pending[plugin] = p
 	}
 	p[point+"/"+name] = pend{item: item, at: time.Now()}
+}
+
+// maxPendingPlugins is how many plugins may hold pending items before the
+// expired ones are swept.
+const maxPendingPlugins = 32
+
+// sweepLocked forgets the pending items that expired.
+func (s *service) sweepLocked() {
+	for plugin, items := range s.pending {
+		for key, p := range items {
+			if time.Since(p.at) > pendingTTL {
+				delete(items, key)
+			}
+		}
+		if len(items) == 0 {
+			delete(s.pending, plugin)
+		}
+	}
 }
 
 // pendingLocked is plugin's pending item of point called name, if fresh.

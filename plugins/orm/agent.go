@@ -124,6 +124,11 @@ var userMethods = map[string]func(s *service, ctx context.Context, model string,
 		if !ok && arg(args, 3) != nil {
 			return nil, argErr("argument 4 of call must be an object of arguments, got %s", kindOf(arg(args, 3)))
 		}
+		// A method acts on its records, so a caller from outside (agent
+		// code, an RPC batch) needs to be allowed to write them.
+		if err := s.writable(ctx, model, ids); err != nil {
+			return nil, err
+		}
 		return s.Call(ctx, model, MethodRequest{Method: method, IDs: ids, Args: margs})
 	},
 }

@@ -108,3 +108,28 @@ func (s *service) filter(ctx context.Context, m *model, action Action, domain Do
 	}
 	return where, c.args, nil
 }
+
+// writable fails unless the caller ctx acts for may write every record of
+// ids (the guard's write permission and domain).
+func (s *service) writable(ctx context.Context, model string, ids []int64) error {
+	_, m, err := s.model(ctx, model)
+	if err != nil {
+		return err
+	}
+	if err := checkIDs(m, ids); err != nil {
+		return err
+	}
+	want := uniq(ids)
+	list := make([]any, 0, len(want))
+	for id := range want {
+		list = append(list, id)
+	}
+	n, err := s.count(ctx, m, ActionWrite, Domain{[]any{FieldID, "in", list}})
+	if err != nil {
+		return err
+	}
+	if n != int64(len(want)) {
+		return errorf(ErrForbidden, at{m.name, ""}, "some of records %s do not exist or may not be written by this user", joinIDs(ids))
+	}
+	return nil
+}

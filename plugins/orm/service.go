@@ -246,7 +246,12 @@ func (s *service) Count(ctx context.Context, model string, domain Domain) (int64
 	if err != nil {
 		return 0, err
 	}
-	where, args, err := s.filter(ctx, m, ActionRead, domain)
+	return s.count(ctx, m, ActionRead, domain)
+}
+
+// count counts the records of m that match domain and action's guard.
+func (s *service) count(ctx context.Context, m *model, action Action, domain Domain) (int64, error) {
+	where, args, err := s.filter(ctx, m, action, domain)
 	if err != nil {
 		return 0, err
 	}
