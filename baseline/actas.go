@@ -15,10 +15,14 @@ import (
 // runs. A user is resolved through the identity key (a deactivated user
 // acts as nobody); a credential is its configured scopes; anyone else
 // (the chat agent of an open API, a name no longer configured) is
-// anonymous, whom the guard refuses.
+// anonymous, whom the guard refuses, and so is a plugin no longer
+// installed.
 func (b *Baseline) actAs(ctx context.Context, plugin string) context.Context {
 	v, ok := b.Kernel.Fiber(plugin)
-	if !ok || v.Trust != kernel.TrustAgent {
+	if !ok { // gone (uninstalled while its work ran): it acts for nobody
+		return smshttp.WithPrincipal(ctx, smshttp.Principal{})
+	}
+	if v.Trust != kernel.TrustAgent {
 		return ctx
 	}
 	return smshttp.WithPrincipal(ctx, b.principalOf(ctx, v.RequestedBy))

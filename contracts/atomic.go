@@ -3,6 +3,7 @@ package contracts
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -21,13 +22,17 @@ import (
 // Inside fn, use only Ambient databases: the plain db may be blocked until
 // the transaction ends (SQLite has one connection), so using it can
 // deadlock. Statements through the shared transaction are serialised, so
-// goroutines started by fn with its context may query concurrently.
+// goroutines started by fn with its context may query concurrently, and
+// so are savepoints: one started while another is open waits for it to
+// end, unless it is nested in it (started with the context the open one
+// handed its function), so a rollback to one savepoint never undoes
+// another's statements.
 func Atomic(ctx context.Context, db Database, fn func(ctx context.Context) error) error {
 	inner := base(db)
 	if a := current(ctx, inner); a != nil {
 		return a.savepoint(ctx, fn)
 	}
-	a := &ambientTx{db: inner}
+	a := &ambientTx{db: inner, sp: make(chan struct{}, 1)}
 	err := func() error {
 		defer a.end()
 		return inner.Tx(ctx, func(tx Querier) error {
@@ -39,7 +44,7 @@ func Atomic(ctx context.Context, db Database, fn func(ctx context.Context) error
 		return err
 	}
 	for _, f := range a.after {
-		f()
+		f.fn()
 	}
 	return nil
 }
@@ -58,7 +63,7 @@ func AfterCommit(ctx context.Context, fn func()) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.after = append(a.after, fn)
+	a.after = append(a.after, after{fn: fn, in: framesOf(ctx, a)})
 }
 
 // InAtomic reports whether ctx carries an open Atomic transaction.
@@ -89,7 +94,37 @@ type ambientTx struct {
 	tx     Querier
 	closed bool
 	seq    int
-	after  []func()
+	after  []after
+	sp     chan struct{} // held by the outermost open savepoint
+}
+
+// after is a function AfterCommit registered, with the savepoints it was
+// registered in (their ids), so that rolling one back drops it.
+type after struct {
+	fn func()
+	in []int
+}
+
+// frameKey carries the savepoint a context was handed inside.
+type frameKey struct{}
+
+// frame is an open savepoint.
+type frame struct {
+	tx     *ambientTx
+	id     int
+	parent *frame
+}
+
+// framesOf is the ids of the savepoints of a that ctx was handed inside.
+func framesOf(ctx context.Context, a *ambientTx) []int {
+	var ids []int
+	f, _ := ctx.Value(frameKey{}).(*frame)
+	for ; f != nil; f = f.parent {
+		if f.tx == a {
+			ids = append(ids, f.id)
+		}
+	}
+	return ids
 }
 
 func (a *ambientTx) open() bool {
@@ -133,19 +168,30 @@ func same(a, b Database) (eq bool) {
 }
 
 // savepoint runs fn inside a savepoint of a: an error or panic rolls back
-// what fn did (and drops what it registered with AfterCommit).
+// what fn did (and drops what it registered with AfterCommit). Savepoints
+// that are not nested take turns.
 func (a *ambientTx) savepoint(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	if len(framesOf(ctx, a)) == 0 {
+		select {
+		case a.sp <- struct{}{}:
+			defer func() { <-a.sp }()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	a.mu.Lock()
 	a.seq++
-	name := fmt.Sprintf("sms_sp_%d", a.seq)
-	mark := len(a.after)
+	id := a.seq
 	a.mu.Unlock()
+	name := fmt.Sprintf("sms_sp_%d", id)
 	if err := a.exec(ctx, "SAVEPOINT "+name); err != nil {
 		return err
 	}
+	parent, _ := ctx.Value(frameKey{}).(*frame)
+	inner := context.WithValue(ctx, frameKey{}, &frame{tx: a, id: id, parent: parent})
 	undo := func() error {
 		a.mu.Lock()
-		a.after = a.after[:min(mark, len(a.after))]
+		a.after = slices.DeleteFunc(a.after, func(f after) bool { return slices.Contains(f.in, id) })
 		a.mu.Unlock()
 		return a.exec(ctx, "ROLLBACK TO SAVEPOINT "+name+"; RELEASE SAVEPOINT "+name)
 	}
@@ -155,7 +201,7 @@ func (a *ambientTx) savepoint(ctx context.Context, fn func(ctx context.Context) 
 			panic(p)
 		}
 	}()
-	if err := fn(ctx); err != nil {
+	if err := fn(inner); err != nil {
 		if uerr := undo(); uerr != nil {
 			return fmt.Errorf("%w (and rolling back savepoint %s failed: %w)", err, name, uerr)
 		}
@@ -210,7 +256,7 @@ func (d ambientDB) Columns(ctx context.Context, table string) ([]string, error) 
 // Tx is a savepoint of the Atomic transaction ctx carries, else db's Tx.
 func (d ambientDB) Tx(ctx context.Context, fn func(tx Querier) error) error {
 	if a := current(ctx, d.Database); a != nil {
-		return a.savepoint(ctx, func(ctx context.Context) error { return fn(joined{a: a}) })
+		return a.savepoint(ctx, func(context.Context) error { return fn(joined{a: a}) })
 	}
 	return d.Database.Tx(ctx, fn)
 }

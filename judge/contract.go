@@ -60,8 +60,10 @@ var (
 	DefaultSensitiveScopes = []string{"net"}
 	// A prompt item steers what the agent builds next, so it waits for a
 	// human; a tool only answers when the agent calls it, and every change
-	// the agent then makes goes through the judge again.
-	DefaultSensitivePoints = []string{"route", "schedule", "prompt", "model-field", "model-method", "model-hook", "model-onchange", "automation"}
+	// the agent then makes goes through the judge again. Views, actions and
+	// menus are every user's screens: a label can tell them anything.
+	DefaultSensitivePoints = []string{"route", "schedule", "prompt", "model-field", "model-method", "model-hook", "model-onchange", "automation",
+		"view", "action", "menu"}
 )
 
 // Status is the outcome of a submission or decision.

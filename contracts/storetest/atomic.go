@@ -94,3 +94,50 @@ func testAtomic(t *testing.T, db contracts.Database) {
 		t.Fatal("AfterCommit outside Atomic did not run at once")
 	}
 }
+
+// testAtomicConcurrentSavepoints: savepoints started at once from one
+// transaction take turns, so one's rollback never undoes the other's
+// statements or drops its after-commit functions. Seen failing with
+// savepoints not serialised (the rollback of b took a's second row, or
+// failed with "no such savepoint").
+func testAtomicConcurrentSavepoints(t *testing.T, db contracts.Database) {
+	ctx := context.Background()
+	mustExec(t, db, `CREATE TABLE c (v INTEGER)`)
+	amb := contracts.Ambient(db)
+	boom := errors.New("boom")
+	var mu sync.Mutex
+	var ran []string
+	for round := range 100 {
+		err := contracts.Atomic(ctx, db, func(ctx context.Context) error {
+			var wg sync.WaitGroup
+			for _, name := range []string{"a", "b"} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_ = amb.Tx(ctx, func(tx contracts.Querier) error {
+						for i := range 3 {
+							if _, err := tx.Query(ctx, `INSERT INTO c (v) VALUES (?)`, round*10+i); err != nil {
+								return err
+							}
+						}
+						if name == "b" {
+							return boom
+						}
+						return nil
+					})
+					if name == "a" {
+						contracts.AfterCommit(ctx, func() { mu.Lock(); ran = append(ran, "a"); mu.Unlock() })
+					}
+				}()
+			}
+			wg.Wait()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := mustQuery(t, db, `SELECT COUNT(*) AS n FROM c`)[0]["n"]; n != int64(300) || len(ran) != 100 {
+		t.Fatalf("%v rows and %d after-commit runs; want a's 3 rows and its function in each of 100 rounds", n, len(ran))
+	}
+}

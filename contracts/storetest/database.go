@@ -27,6 +27,7 @@ func RunDatabase(t *testing.T, open func(t *testing.T) contracts.Database) {
 		{"TxRollback", testTxRollback},
 		{"TxPanic", testTxPanic},
 		{"Atomic", testAtomic},
+		{"AtomicConcurrentSavepoints", testAtomicConcurrentSavepoints},
 		{"Unique", testUnique},
 		{"DuplicateColumnNames", testDuplicateColumns},
 		{"Cancelled", testCancelled},

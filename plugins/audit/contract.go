@@ -45,6 +45,9 @@ const (
 	MaxPage = 200
 	// MaxSummaryLen is the longest activity summary.
 	MaxSummaryLen = 200
+	// MaxTrackedValue is the longest value a tracking message shows, in
+	// bytes; longer ones are cut.
+	MaxTrackedValue = 200
 )
 
 // Message is what Post posts.
@@ -84,8 +87,10 @@ type Thread struct {
 type Service interface {
 	// Post posts a message on a record and returns its id.
 	Post(ctx context.Context, model string, id int64, m Message) (int64, error)
-	// Thread reads a record's thread, at most MaxPage messages.
-	Thread(ctx context.Context, model string, id int64) (Thread, error)
+	// Thread reads a record's thread: its MaxPage newest messages older
+	// than the message before (the newest when before is 0), its followers
+	// and its open activities.
+	Thread(ctx context.Context, model string, id, before int64) (Thread, error)
 	// Follow and Unfollow add and remove a follower of a record.
 	Follow(ctx context.Context, model string, id, userID int64) error
 	Unfollow(ctx context.Context, model string, id, userID int64) error
@@ -95,9 +100,10 @@ type Service interface {
 
 // Options configure the plugin.
 type Options struct {
-	// Group, when set, is an rbac group the plugin grants read on messages
-	// and followers and read, write and done on its own activities (the
-	// "own activities" rule). It needs the rbac plugin.
+	// Group, when set, is an rbac group the plugin grants read of its own
+	// activities through the ORM's routes (the "own activities" rule). It
+	// needs the rbac plugin. Messages and followers are never open there:
+	// the thread route serves them to whoever may read the record.
 	Group string
 	// Users serves the routes to every user's session, as
 	// orm.Options.UserREST does for the ORM's; set them alike.

@@ -107,16 +107,16 @@ func activate(c *kernel.Context, opts Options) error {
 	return c.Provide(Key, Service(s))
 }
 
-// grant contributes group's access to the models and the "own
-// activities" rule.
+// grant contributes group's read of activities and the "own activities"
+// rule. Messages and followers get no ORM access: a message belongs to any
+// model's record, which no rule on audit_message could check, so they are
+// served by the thread route alone, which checks the record.
 func grant(c *kernel.Context, group string) error {
 	items := []struct {
 		point string
 		item  any
 	}{
-		{rbac.AccessPoint, rbac.Access{Group: group, Model: MessageModel, Read: true}},
-		{rbac.AccessPoint, rbac.Access{Group: group, Model: FollowerModel, Read: true}},
-		{rbac.AccessPoint, rbac.Access{Group: group, Model: ActivityModel, Read: true, Write: true}},
+		{rbac.AccessPoint, rbac.Access{Group: group, Model: ActivityModel, Read: true}},
 		{rbac.RulePoint, rbac.Rule{Name: "own activities", Model: ActivityModel, Groups: []string{group},
 			Domain: orm.Domain{[]any{"user_id", "=", rbac.UID}}}},
 	}

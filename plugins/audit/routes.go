@@ -78,7 +78,13 @@ func (rt routes) thread(ctx context.Context, r *smshttp.Request) (*smshttp.Respo
 	if err != nil {
 		return nil, err
 	}
-	t, err := rt.s.Thread(asCaller(ctx), model, id)
+	var before int64
+	if b := r.Query["before"]; b != "" {
+		if before, err = strconv.ParseInt(b, 10, 64); err != nil || before < 1 {
+			return nil, smshttp.NewError(smshttp.KindValidation, "before must be a message id from 1, got "+strconv.Quote(b))
+		}
+	}
+	t, err := rt.s.Thread(asCaller(ctx), model, id, before)
 	if err != nil {
 		return nil, httpError(err)
 	}
@@ -126,6 +132,9 @@ func (rt routes) unfollow(ctx context.Context, r *smshttp.Request) (*smshttp.Res
 	user, err := strconv.ParseInt(r.Params["user"], 10, 64)
 	if err != nil {
 		return nil, smshttp.NewError(smshttp.KindValidation, "the follower must be a user id, got "+strconv.Quote(r.Params["user"]))
+	}
+	if who := smshttp.PrincipalFrom(ctx); who.UserID != 0 && who.UserID != user && !who.Has(smshttp.ScopeAdmin) {
+		return nil, smshttp.NewError(smshttp.KindForbidden, "a user may remove only themselves from a record's followers")
 	}
 	if err := rt.s.Unfollow(asCaller(ctx), model, id, user); err != nil {
 		return nil, httpError(err)

@@ -72,7 +72,7 @@ func (s *service) Post(ctx context.Context, model string, id int64, m Message) (
 	return s.orm.Create(orm.Sudo(ctx), MessageModel, map[string]any{"res_model": model, "res_id": id, "body": m.Body, "kind": m.Kind})
 }
 
-func (s *service) Thread(ctx context.Context, model string, id int64) (Thread, error) {
+func (s *service) Thread(ctx context.Context, model string, id, before int64) (Thread, error) {
 	if err := s.readable(ctx, model, id); err != nil {
 		return Thread{}, err
 	}
@@ -84,7 +84,11 @@ func (s *service) Thread(ctx context.Context, model string, id int64) (Thread, e
 		}
 		return s.orm.Read(sudo, m, ids, spec)
 	}
-	msgs, err := read(MessageModel, on(model, id), orm.ReadSpec{"body": nil, "kind": nil, "tracking": nil, orm.FieldCreatedAt: nil, orm.FieldCreatedBy: nil})
+	page := on(model, id)
+	if before > 0 {
+		page = append(page, []any{orm.FieldID, "<", before})
+	}
+	msgs, err := read(MessageModel, page, orm.ReadSpec{"body": nil, "kind": nil, "tracking": nil, orm.FieldCreatedAt: nil, orm.FieldCreatedBy: nil})
 	if err != nil {
 		return Thread{}, err
 	}
@@ -197,8 +201,9 @@ func (s *service) tracking(ctx context.Context, c orm.Change) {
 				continue
 			}
 			t := c.Tracked[id][f]
-			lines = append(lines, fmt.Sprintf("%s: %v → %v", f, show(t.Old), show(t.New)))
-			changes = append(changes, map[string]any{"field": f, "old": t.Old, "new": t.New})
+			old, nw := show(t.Old), show(t.New)
+			lines = append(lines, fmt.Sprintf("%s: %s → %s", f, old, nw))
+			changes = append(changes, map[string]any{"field": f, "old": cut(t.Old), "new": cut(t.New)})
 		}
 		if len(lines) == 0 {
 			continue
@@ -211,11 +216,28 @@ func (s *service) tracking(ctx context.Context, c orm.Change) {
 	}
 }
 
+// show is a tracked value as a tracking message's body shows it.
 func show(v any) string {
 	if v == nil {
 		return "(none)"
 	}
-	return fmt.Sprint(v)
+	text, _ := cut(fmt.Sprint(v)).(string)
+	return text
+}
+
+// cut shortens a string value past MaxTrackedValue bytes (at a rune
+// boundary, with an ellipsis), so a tracked text field cannot make a
+// message larger than a posted one may be.
+func cut(v any) any {
+	text, ok := v.(string)
+	if !ok || len(text) <= MaxTrackedValue {
+		return v
+	}
+	end := MaxTrackedValue
+	for end > 0 && !utf8.RuneStart(text[end]) {
+		end--
+	}
+	return text[:end] + "…"
 }
 
 // cascade unlinks what the plugin holds about records once their unlink

@@ -77,6 +77,8 @@ func (s *service) check(a Automation, system bool) error {
 		return fmt.Errorf("automation name %q must be a lowercase letter followed by lowercase letters, digits, _, . or -, at most %d characters", name, MaxNameLen)
 	case a.Sudo && !system:
 		return fmt.Errorf("automation %s: only a system plugin's automation may run as sudo", name)
+	case a.Trigger == OnUnlink && !system:
+		return fmt.Errorf("automation %s: an agent plugin's automation cannot run on unlink: the records are gone, so whether its requester may read them cannot be checked", name)
 	}
 	spec, err := s.orm.Spec(a.Model)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 func Plugin(opts Options) kernel.Plugin {
 	return kernel.Plugin{
 		Manifest: kernel.Manifest{ID: PluginID, Version: "1",
-			Inject:      []string{contracts.DatabaseKey, orm.Key, scheduler.Key},
+			Inject:      []string{contracts.DatabaseKey, orm.Key, orm.UserKey, scheduler.Key},
 			Optional:    []string{audit.Key},
 			Provide:     []string{Key},
 			Points:      []string{scheduler.SchedulePoint},
@@ -35,6 +35,7 @@ func Plugin(opts Options) kernel.Plugin {
 // service is the Service of one activation.
 type service struct {
 	orm     orm.Service
+	user    kernel.Invoker // orm.UserKey: the ORM as the user being served
 	db      contracts.Database
 	api     *kernel.API
 	actAs   func(ctx context.Context, plugin string) context.Context
@@ -67,7 +68,11 @@ func activate(ctx context.Context, c *kernel.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	s := &service{orm: o, db: contracts.Ambient(db), api: c.Kernel(), actAs: opts.ActAs, timeout: opts.RunTimeout, now: opts.Now, logger: c.Logger()}
+	user, err := kernel.Lookup[kernel.Invoker](c, orm.UserKey)
+	if err != nil {
+		return err
+	}
+	s := &service{orm: o, user: user, db: contracts.Ambient(db), api: c.Kernel(), actAs: opts.ActAs, timeout: opts.RunTimeout, now: opts.Now, logger: c.Logger()}
 	if s.timeout <= 0 {
 		s.timeout = DefaultRunTimeout
 	}

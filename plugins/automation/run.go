@@ -116,8 +116,11 @@ func (l *live) fail(err error, now time.Time) {
 	l.status.LastRun = &now
 }
 
+// An agent plugin's automation always narrows the records to those its
+// requester may read, filter or none, and sees the tracked changes of
+// those only: it never hears of another user's writes.
 func (s *service) narrowAndAct(ctx context.Context, l *live, ev *Event) error {
-	if l.a.Filter != nil && l.a.Trigger != OnUnlink {
+	if (l.a.Filter != nil || !l.system) && l.a.Trigger != OnUnlink {
 		d := append(orm.Domain{[]any{orm.FieldID, "in", ev.IDs}}, l.a.Filter...)
 		ids, err := s.orm.Search(ctx, l.a.Model, d, orm.SearchOptions{Limit: MaxRecords})
 		if err != nil {
@@ -126,6 +129,7 @@ func (s *service) narrowAndAct(ctx context.Context, l *live, ev *Event) error {
 		if ev.IDs = ids; len(ids) == 0 {
 			return nil
 		}
+		ev.Tracked = only(ev.Tracked, ids)
 	}
 	if len(ev.IDs) > MaxRecords {
 		ev.IDs = ev.IDs[:MaxRecords]
@@ -138,6 +142,14 @@ func (s *service) act(ctx context.Context, l *live, ev Event) error {
 	a := l.a.Action
 	switch a.Kind {
 	case ActMethod:
+		if !l.system { // as agent code calls it: on records the requester may write
+			ids := make([]any, len(ev.IDs)) // the JSON shape agent code sends
+			for i, id := range ev.IDs {
+				ids[i] = float64(id)
+			}
+			_, err := s.user.Invoke(ctx, "call", []any{l.a.Model, a.Method, ids, a.Args})
+			return err
+		}
 		_, err := s.orm.Call(ctx, l.a.Model, orm.MethodRequest{Method: a.Method, IDs: ev.IDs, Args: a.Args})
 		return err
 	case ActWrite:
@@ -168,4 +180,18 @@ func callHandler(ctx context.Context, h Handler, ev Event) (err error) {
 		}
 	}()
 	return h(ctx, ev)
+}
+
+// only is tracked cut to the records ids.
+func only(tracked map[int64]map[string]orm.Tracked, ids []int64) map[int64]map[string]orm.Tracked {
+	if tracked == nil {
+		return nil
+	}
+	out := make(map[int64]map[string]orm.Tracked, len(ids))
+	for _, id := range ids {
+		if t, ok := tracked[id]; ok {
+			out[id] = t
+		}
+	}
+	return out
 }

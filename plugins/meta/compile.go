@@ -45,17 +45,27 @@ func (s *service) View(ctx context.Context, model, viewType string) (CompiledVie
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var primary []View
+	var primary []entry[View]
 	for _, e := range s.views {
 		if v := e.item; v.Model == model && v.Type == viewType && v.Inherit == "" {
-			primary = append(primary, v)
+			primary = append(primary, e)
 		}
 	}
 	if len(primary) == 0 {
 		return CompiledView{}, fmt.Errorf("%w: no %s view of model %s", ErrNotFound, viewType, model)
 	}
-	slices.SortFunc(primary, byPriority)
-	return s.compileLocked(primary[0])
+	// A system plugin's view wins: an agent's primary view is only a
+	// model's first.
+	agent := func(e entry[View]) int {
+		if s.isSystem(e.plugin) {
+			return 0
+		}
+		return 1
+	}
+	slices.SortFunc(primary, func(a, b entry[View]) int {
+		return cmp.Or(cmp.Compare(agent(a), agent(b)), byPriority(a.item, b.item))
+	})
+	return s.compileLocked(primary[0].item)
 }
 
 func byPriority(a, b View) int {

@@ -31,11 +31,17 @@ const (
 	MaxActions       = 1000
 	MaxNameLen       = 80
 	MaxLabelLen      = 200
+	// MaxPriority is the largest view priority.
+	MaxPriority = 1000
+	// MaxPerPlugin is how many views, actions and menus together one
+	// agent plugin may contribute, so that one cannot use up the kernel's.
+	MaxPerPlugin = 64
 )
 
 // DefaultPriority is a view's priority when it gives none; among the
-// primary views of one model and type the lowest priority wins, and
-// extensions apply from the lowest up.
+// primary views of one model and type a system plugin's wins over an agent
+// plugin's, then the lowest priority, and extensions apply from the lowest
+// up.
 const DefaultPriority = 16
 
 // ViewTypes are the kinds of view there are.

@@ -27,6 +27,10 @@ func activate(_ context.Context, c *kernel.Context) error {
 	}
 	s := newService(o)
 	api := c.Kernel()
+	s.isSystem = func(plugin string) bool {
+		v, ok := api.Fiber(plugin)
+		return ok && v.Trust == kernel.TrustSystem
+	}
 	if err := api.DefineKey(Key, kernel.KeyMeta{Description: "compiled views, actions and the menu tree (meta.Service; invoke view, views, action, actions, menus)",
 		MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustAgent}); err != nil {
 		return err

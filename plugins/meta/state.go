@@ -14,7 +14,8 @@ import (
 
 // service holds the contributed items by contribution id and by name.
 type service struct {
-	orm orm.Service
+	orm      orm.Service
+	isSystem func(plugin string) bool
 
 	mu      sync.RWMutex
 	views   map[string]entry[View] // by name
@@ -118,7 +119,7 @@ type entry[T any] struct {
 }
 
 func newService(o orm.Service) *service {
-	return &service{orm: o, views: map[string]entry[View]{}, actions: map[string]entry[Action]{}, menus: map[string]entry[Menu]{},
+	return &service{orm: o, isSystem: func(string) bool { return false }, views: map[string]entry[View]{}, actions: map[string]entry[Action]{}, menus: map[string]entry[Menu]{},
 		pending: map[string]map[string]pend{}}
 }
 
@@ -183,6 +184,12 @@ func (s *service) checkView(plugin string, item any) error {
 	if err := checkName("view", v.Name, taken); err != nil {
 		return err
 	}
+	if err := s.quotaLocked(plugin, ViewPoint, v.Name); err != nil {
+		return err
+	}
+	if v.Priority < 0 || v.Priority > MaxPriority {
+		return invalid("view %s: priority %d must be from 0 to %d", v.Name, v.Priority, MaxPriority)
+	}
 	if !slices.Contains(ViewTypes, v.Type) {
 		return invalid("view %s: type %q is not one of %v", v.Name, v.Type, ViewTypes)
 	}
@@ -230,6 +237,30 @@ func (s *service) checkView(plugin string, item any) error {
 	return nil
 }
 
+// quotaLocked refuses an agent plugin's item past MaxPerPlugin: the items
+// it holds under other names than this one's.
+func (s *service) quotaLocked(plugin, point, name string) error {
+	if s.isSystem(plugin) {
+		return nil
+	}
+	n := countOf(s.views, plugin, point == ViewPoint, name) + countOf(s.actions, plugin, point == ActionPoint, name) +
+		countOf(s.menus, plugin, point == MenuPoint, name)
+	if n >= MaxPerPlugin {
+		return invalid("%s %s: plugin %s has %d views, actions and menus; the limit is %d per agent plugin", point, name, plugin, n, MaxPerPlugin)
+	}
+	return nil
+}
+
+func countOf[T any](m map[string]entry[T], plugin string, samePoint bool, name string) int {
+	n := 0
+	for key, e := range m {
+		if e.plugin == plugin && !(samePoint && key == name) {
+			n++
+		}
+	}
+	return n
+}
+
 // depthLocked is how many views a view's chain of parents holds, itself
 // included.
 func (s *service) depthLocked(plugin, name string) int {
@@ -267,7 +298,11 @@ func (s *service) checkAction(plugin string, item any) error {
 	s.mu.RLock()
 	taken := takenBy(s.actions, a.Name, plugin)
 	n := len(s.actions)
+	quota := s.quotaLocked(plugin, ActionPoint, a.Name)
 	s.mu.RUnlock()
+	if quota != nil {
+		return quota
+	}
 	if err := checkName("action", a.Name, taken); err != nil {
 		return err
 	}
@@ -312,6 +347,9 @@ func (s *service) checkMenu(plugin string, item any) error {
 	defer s.mu.RUnlock()
 	taken := takenBy(s.menus, m.Name, plugin)
 	if err := checkName("menu", m.Name, taken); err != nil {
+		return err
+	}
+	if err := s.quotaLocked(plugin, MenuPoint, m.Name); err != nil {
 		return err
 	}
 	if len(s.menus) >= MaxMenus {

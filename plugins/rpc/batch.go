@@ -58,21 +58,35 @@ func (s *server) serve(ctx context.Context, r *smshttp.Request, target kernel.In
 	defer release()
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	var out []Result
-	if writes {
-		out = s.atomic(ctx, target, calls)
-	} else {
-		out = make([]Result, len(calls))
-		for i, c := range calls {
-			out[i] = s.run(ctx, target, c)
+	out := make([]Result, len(calls))
+	first := len(calls) // the first write
+	for i, c := range calls {
+		if WriteMethods[c.Method] {
+			first = i
+			break
 		}
+	}
+	// The reads before the first write run before the transaction, so they
+	// do not hold it; in a batch with writes the first failure stops it.
+	for i := range first {
+		if out[i] = s.run(ctx, target, calls[i]); writes && out[i].Error != nil {
+			for j := i + 1; j < len(calls); j++ {
+				out[j] = failure(calls[j], CodeNotRun, fmt.Sprintf("not run: call %d of the batch failed", i+1), KindNotRun)
+			}
+			return answer(out, calls, single), nil
+		}
+	}
+	if writes {
+		tctx, cancel := context.WithTimeout(ctx, s.opts.TxTimeout)
+		defer cancel()
+		copy(out[first:], s.atomic(tctx, target, calls[first:], first))
 	}
 	return answer(out, calls, single), nil
 }
 
 // atomic runs a batch with writes in one transaction: the first failure
 // rolls back the calls before it and skips the ones after it.
-func (s *server) atomic(ctx context.Context, target kernel.Invoker, calls []Call) []Result {
+func (s *server) atomic(ctx context.Context, target kernel.Invoker, calls []Call, offset int) []Result {
 	out := make([]Result, len(calls))
 	failed := -1
 	err := contracts.Atomic(ctx, s.db, func(ctx context.Context) error {
@@ -90,9 +104,9 @@ func (s *server) atomic(ctx context.Context, target kernel.Invoker, calls []Call
 		for i := range calls {
 			switch {
 			case i < failed:
-				out[i] = failure(calls[i], CodeRolledBack, fmt.Sprintf("rolled back: call %d of the batch failed", failed+1), KindRolledBack)
+				out[i] = failure(calls[i], CodeRolledBack, fmt.Sprintf("rolled back: call %d of the batch failed", offset+failed+1), KindRolledBack)
 			case i > failed:
-				out[i] = failure(calls[i], CodeNotRun, fmt.Sprintf("not run: call %d of the batch failed", failed+1), KindNotRun)
+				out[i] = failure(calls[i], CodeNotRun, fmt.Sprintf("not run: call %d of the batch failed", offset+failed+1), KindNotRun)
 			}
 		}
 	case err != nil: // the commit itself failed
@@ -113,7 +127,7 @@ func (s *server) run(ctx context.Context, target kernel.Invoker, c Call) Result 
 	}
 	v, err := target.Invoke(ctx, c.Method, c.Params)
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return failure(c, CodeInternal, fmt.Sprintf("the batch ran past its time limit of %s", s.opts.Timeout), string(smshttp.KindTooMany))
+		return failure(c, CodeInternal, fmt.Sprintf("the batch ran past its time limit (%s in all, %s for its transaction)", s.opts.Timeout, s.opts.TxTimeout), string(smshttp.KindTooMany))
 	}
 	if err != nil {
 		return fromError(c, err)

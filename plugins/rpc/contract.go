@@ -23,6 +23,7 @@ const (
 	DefaultPerCaller = 4
 	DefaultPerKernel = 32
 	DefaultTimeout   = 10 * time.Second
+	DefaultTxTimeout = 2 * time.Second
 )
 
 // Version is the only JSON-RPC version spoken.
@@ -100,9 +101,10 @@ type Options struct {
 	// PerCaller is how many batches one credential or user may have in
 	// flight at once; PerKernel how many all callers together may.
 	PerCaller, PerKernel int
-	// Timeout bounds a batch: a write batch holds its transaction (and, on
-	// SQLite, the database) no longer than this.
-	Timeout time.Duration
+	// Timeout bounds a batch, and TxTimeout the transaction of a batch with
+	// writes, which (on SQLite) holds the database: other requests wait
+	// for it no longer than this.
+	Timeout, TxTimeout time.Duration
 	// Users serves the routes to every user's session, as orm.Options.UserREST
 	// serves the ORM's REST API; set them alike.
 	Users bool

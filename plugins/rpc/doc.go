@@ -14,9 +14,10 @@
 // A batch with no write in it runs its calls one after another, each on
 // its own: a failing read answers its error and the others still answer.
 // A batch with at least one write (create, write, unlink, call) is one
-// transaction (contracts.Atomic): its calls run in order, each sees what
-// the ones before it wrote, and the first call that fails rolls the whole
-// batch back. That call answers its error, the ones before it answer
+// transaction (contracts.Atomic) from its first write on (the reads before
+// it run first, outside): its calls run in order, each sees what the ones
+// before it wrote, and the first call that fails rolls the whole batch
+// back. That call answers its error, the ones before it answer
 // CodeRolledBack and the ones after it CodeNotRun, so nothing of a failed
 // batch stays applied. After hooks and ORM listeners (automation, audit
 // tracking) run once the batch has committed, and never for a batch that

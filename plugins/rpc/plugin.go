@@ -42,6 +42,9 @@ func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
+	if o.TxTimeout <= 0 || o.TxTimeout > o.Timeout {
+		o.TxTimeout = min(DefaultTxTimeout, o.Timeout)
+	}
 	return o
 }
 

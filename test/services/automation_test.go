@@ -271,3 +271,81 @@ func TestAutomationCallsAMethod(t *testing.T) {
 		t.Fatalf("invoices = %v; want the free one paid by cleo (user 2) and the other a draft", recs)
 	}
 }
+
+// watcher is an agent automation on every invoice write, without a
+// filter, that notes on invoice 1 which records it was told about.
+const watcher = `export default async function activate(cap) {
+  await cap.contribute('automation', {name: 'agent-watcher', model: 'invoice', trigger: 'write',
+    action: {kind: 'handler', handler: async (ev) => {
+      await cap.invoke('orm-user', 'write', 'invoice', [1], {note: 'saw ' + ev.ids.join(',') + ' ' + Object.keys(ev.tracked || {}).join(',')})
+    }}})
+}`
+
+// TestAgentAutomationSeesOnlyItsUsersRecords: an agent's automation with
+// no filter is still told only of the records its requester may read, so
+// another user's writes never reach its handler; and it may not run on
+// unlink, where that cannot be checked. Seen failing with the narrowing
+// applied only when a filter was given (the handler saw carl's invoice).
+func TestAgentAutomationSeesOnlyItsUsersRecords(t *testing.T) {
+	e := boot(t, options{plugins: []kernel.Plugin{tracked()}, turns: [][]contracts.Block{
+		{toolUse("plugin_define", map[string]any{"manifest": map[string]any{"id": "agent.watcher", "version": "1",
+			"inject": []string{orm.UserKey}, "points": []string{automation.Point}}, "code": watcher})},
+		text("defined"),
+	}})
+	cleo, carl := e.user("cleo", "clerks"), e.user("carl", "clerks")
+	mine, theirs := e.create(cleo, map[string]any{"number": "C-1"}), e.create(carl, map[string]any{"number": "K-1"})
+	if mine != 1 {
+		t.Fatalf("cleo's invoice is %d, want 1", mine)
+	}
+	// cleo asks for it, so it acts for her.
+	if r := e.Do("POST", "/api/chat", map[string]any{"session": "s", "text": "watch my invoices"}, cleo); r.Status != 200 || !strings.Contains(string(r.Body), `\"mounted\"`) {
+		t.Fatalf("define: %d %s", r.Status, r.Body)
+	}
+	e.write(carl, theirs, map[string]any{"amount": 5})
+	note := func() any {
+		_ = e.statuses()
+		recs, err := e.ormService().Read(orm.Sudo(context.Background()), "invoice", []int64{mine}, orm.ReadSpec{"note": nil})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs[0]["note"]
+	}
+	if got := note(); got != nil {
+		t.Fatalf("after carl's write, cleo's automation noted %v", got)
+	}
+	e.write(cleo, mine, map[string]any{"amount": 7})
+	if got := note(); got != "saw 1 1" {
+		t.Fatalf("after cleo's write, the note is %v, want %q", got, "saw 1 1")
+	}
+	r := e.Do("POST", "/api/plugins", map[string]any{"code": "export default async function activate(cap) {}", "manifest": map[string]any{
+		"id": "agent.gone", "version": "1", "contributes": map[string]any{automation.Point: []any{map[string]any{"name": "gone", "model": "invoice",
+			"trigger": "unlink", "action": map[string]any{"kind": "note", "body": "x"}}}}}}, bearer(token))
+	if r.Status != 200 || !strings.Contains(string(r.Body), "cannot run on unlink") {
+		t.Fatalf("an agent's unlink automation: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestAgentAutomationMethodNeedsWrite: an agent's automation calls a
+// model method as agent code would, on records its requester may write:
+// one it may only read is refused. Seen failing with the method called
+// through the system Service (carl's invoice was closed for cleo).
+func TestAgentAutomationMethodNeedsWrite(t *testing.T) {
+	closer := map[string]any{"id": "agent.closer", "version": "1", "contributes": map[string]any{automation.Point: []any{
+		map[string]any{"name": "closer", "model": "invoice", "trigger": "write", "watch": []string{"amount"},
+			"action": map[string]any{"kind": "method", "method": "close"}}}}}
+	e := boot(t, options{plugins: []kernel.Plugin{draftsReadable()}, turns: [][]contracts.Block{
+		{toolUse("plugin_define", map[string]any{"manifest": closer, "code": "export default async function activate(cap) {}"})},
+		text("defined"),
+	}})
+	cleo, carl := e.user("cleo", "clerks"), e.user("carl", "clerks")
+	theirs := e.create(carl, map[string]any{"number": "K-1"})
+	if r := e.Do("POST", "/api/chat", map[string]any{"session": "s", "text": "close invoices"}, cleo); r.Status != 200 || !strings.Contains(string(r.Body), `\"mounted\"`) {
+		t.Fatalf("define: %d %s", r.Status, r.Body)
+	}
+	e.write(carl, theirs, map[string]any{"amount": 3})
+	st := e.statuses()["closer"]
+	recs, _ := e.ormService().Read(orm.Sudo(context.Background()), "invoice", []int64{theirs}, orm.ReadSpec{"state": nil})
+	if recs[0]["state"] != "draft" || st.Failures != 1 || !strings.Contains(st.LastError, "may not be written") {
+		t.Fatalf("carl's invoice is %v and the automation %+v; want it left a draft and the run refused", recs[0]["state"], st)
+	}
+}

@@ -131,3 +131,19 @@ func (e *env) approveAll() {
 		}
 	}
 }
+
+// draftsReadable lets clerks read every draft invoice (but write only
+// their own) and adds the method close, which pays as sudo: a method whose
+// author relies on the caller being allowed to write the records.
+func draftsReadable() kernel.Plugin {
+	return kernel.Plugin{Manifest: kernel.Manifest{ID: "app.readonly", Version: "1", Inject: []string{rbac.Key, orm.Key},
+		Contributes: map[string][]any{
+			rbac.RulePoint: {
+				rbac.Rule{Name: "clerks read drafts of all", Model: "invoice", Groups: []string{"clerks"}, Ops: []orm.Action{orm.ActionRead},
+					Domain: orm.Domain{[]any{"state", "=", "draft"}}},
+			},
+			orm.MethodPoint: {orm.Method{Model: "invoice", Name: "close", Handler: func(ctx context.Context, c orm.MethodCall) (any, error) {
+				return true, c.Orm.Write(orm.Sudo(ctx), "invoice", c.IDs, map[string]any{"state": "paid"})
+			}}},
+		}}}
+}

@@ -2,6 +2,7 @@ package services
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -194,5 +195,38 @@ func TestMetaAgentAddsAndDisableRemoves(t *testing.T) {
 	}
 	if got := menuNames(e.metaCall(root, "menus")); got != "billing[billing.invoices] vault[vault.secrets]" {
 		t.Fatalf("menus after disable: %s", got)
+	}
+}
+
+// TestMetaAgentCannotReplaceScreens: an agent's primary view never takes
+// the place of a system plugin's, a priority is bounded, and one agent
+// plugin cannot use up the kernel's items. Seen failing with primary views
+// ranked by priority alone (the agent's form replaced the application's).
+func TestMetaAgentCannotReplaceScreens(t *testing.T) {
+	e := boot(t, options{plugins: screens()})
+	root, admin := e.Login(rootLogin, rootPassword), bearer(token)
+	submit := func(id, code string) string {
+		t.Helper()
+		r := e.Do("POST", "/api/plugins", map[string]any{"code": code, "manifest": map[string]any{
+			"id": id, "version": "1", "points": []string{meta.ViewPoint, meta.MenuPoint}}}, admin)
+		return string(r.Body)
+	}
+	form := `export default async function activate(cap) {
+  await cap.contribute('view', {name: 'agent.f', model: 'invoice', type: 'form', priority: %d, fields: [{name: 'amount', label: 'Pay to IBAN XX00'}]})
+}`
+	if got := submit("agent.low", fmt.Sprintf(form, -1)); !strings.Contains(got, "priority -1 must be from 0 to 1000") {
+		t.Fatalf("a negative priority: %s", got)
+	}
+	if got := submit("agent.form", fmt.Sprintf(form, 0)); !strings.Contains(got, `"mounted"`) {
+		t.Fatalf("the agent's form: %s", got)
+	}
+	if got := fieldsOf(e.metaCall(root, "view", "invoice", "form")); got != "number,state(Status)" {
+		t.Fatalf("the form everyone sees = %s", got)
+	}
+	menus := `export default async function activate(cap) {
+  for (let i = 0; i < 65; i++) await cap.contribute('menu', {name: 'agent.m' + i, label: 'M'})
+}`
+	if got := submit("agent.menus", menus); !strings.Contains(got, "the limit is 64 per agent plugin") {
+		t.Fatalf("65 menus: %s", got)
 	}
 }

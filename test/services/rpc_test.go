@@ -5,15 +5,16 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 	"testing"
 
 	"github.com/sms-baseline/sms/internal/testinfra/stores"
 
+	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/baseline/baselinetest"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/orm"
-	"github.com/sms-baseline/sms/plugins/rbac"
 	"github.com/sms-baseline/sms/plugins/rpc"
 )
 
@@ -213,17 +214,7 @@ func TestRPCListenersWaitForCommit(t *testing.T) {
 // check left out of orm-user's call (cleo closed an invoice her rule lets
 // her read but not write).
 func TestRPCCallNeedsWrite(t *testing.T) {
-	readOnly := kernel.Plugin{Manifest: kernel.Manifest{ID: "app.readonly", Version: "1", Inject: []string{rbac.Key, orm.Key},
-		Contributes: map[string][]any{
-			rbac.RulePoint: {
-				rbac.Rule{Name: "clerks read drafts of all", Model: "invoice", Groups: []string{"clerks"}, Ops: []orm.Action{orm.ActionRead},
-					Domain: orm.Domain{[]any{"state", "=", "draft"}}},
-			},
-			orm.MethodPoint: {orm.Method{Model: "invoice", Name: "close", Handler: func(ctx context.Context, c orm.MethodCall) (any, error) {
-				return true, c.Orm.Write(orm.Sudo(ctx), "invoice", c.IDs, map[string]any{"state": "paid"})
-			}}},
-		}}}
-	e := boot(t, options{plugins: []kernel.Plugin{readOnly}})
+	e := boot(t, options{plugins: []kernel.Plugin{draftsReadable()}})
 	cleo, carl := e.user("cleo", "clerks"), e.user("carl", "clerks")
 	mine, theirs := e.create(cleo, map[string]any{"number": "C-1"}), e.create(carl, map[string]any{"number": "K-1"})
 	got := answers(t, e.rpc(cleo, []any{call(1, "read", "invoice", []int64{theirs}, map[string]any{"number": map[string]any{}})}))
@@ -237,5 +228,37 @@ func TestRPCCallNeedsWrite(t *testing.T) {
 	got = answers(t, e.rpc(cleo, []any{call(1, "call", "invoice", "close", []int64{mine})}))
 	if got[1]["result"] != true {
 		t.Fatalf("cleo closes her invoice: %v", got)
+	}
+}
+
+// spinner is an agent plugin whose model method never ends.
+const spinner = `export default async function activate(cap) {
+  await cap.contribute('model-method', {model: 'invoice', name: 'spin', handler: async () => { while (true) {} }})
+}`
+
+// TestRPCTransactionTimeLimit: a batch's transaction is held no longer
+// than its limit: a call that runs past it fails, what the batch wrote is
+// rolled back, and the next request is served. Seen failing with the
+// transaction bounded by the batch's whole time limit only (the call ran
+// until the executor's own 5 s deadline).
+func TestRPCTransactionTimeLimit(t *testing.T) {
+	e := boot(t, options{svc: baseline.ServiceOptions{RPC: rpc.Options{TxTimeout: 300 * time.Millisecond}}})
+	if r := e.Do("POST", "/api/plugins", map[string]any{"code": spinner, "manifest": map[string]any{
+		"id": "agent.spinner", "version": "1", "points": []string{orm.MethodPoint}}}, bearer(token)); !strings.Contains(string(r.Body), `"mounted"`) {
+		t.Fatalf("submit: %d %s", r.Status, r.Body)
+	}
+	cleo := e.user("cleo", "clerks")
+	id := e.create(cleo, map[string]any{"number": "C-1"})
+	got := answers(t, e.rpc(cleo, []any{
+		call(1, "write", "invoice", []int64{id}, map[string]any{"amount": 5}),
+		call(2, "call", "invoice", "spin", []int64{id}),
+	}))
+	msg, _ := got[2]["error"].(map[string]any)["message"].(string)
+	if code(got[1]) != rpc.CodeRolledBack || !strings.Contains(msg, "300ms for its transaction") {
+		t.Fatalf("the spinning batch answered %v", got)
+	}
+	recs := answers(t, e.rpc(cleo, []any{call(1, "read", "invoice", []int64{id}, map[string]any{"amount": map[string]any{}})}))
+	if r := recs[1]["result"].([]any)[0].(map[string]any); r["amount"] != nil {
+		t.Fatalf("after the rolled-back batch the invoice is %v", r)
 	}
 }
