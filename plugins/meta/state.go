@@ -254,7 +254,7 @@ func (s *service) quotaLocked(plugin, point, name string) error {
 func countOf[T any](m map[string]entry[T], plugin string, samePoint bool, name string) int {
 	n := 0
 	for key, e := range m {
-		if e.plugin == plugin && !(samePoint && key == name) {
+		if e.plugin == plugin && (!samePoint || key != name) {
 			n++
 		}
 	}

@@ -201,7 +201,8 @@ func TestMetaAgentAddsAndDisableRemoves(t *testing.T) {
 // TestMetaAgentCannotReplaceScreens: an agent's primary view never takes
 // the place of a system plugin's, a priority is bounded, and one agent
 // plugin cannot use up the kernel's items. Seen failing with primary views
-// ranked by priority alone (the agent's form replaced the application's).
+// ranked by priority alone (the agent's form replaced the application's)
+// and with the per-plugin count removed (65 menus mounted).
 func TestMetaAgentCannotReplaceScreens(t *testing.T) {
 	e := boot(t, options{plugins: screens()})
 	root, admin := e.Login(rootLogin, rootPassword), bearer(token)

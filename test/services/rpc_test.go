@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/sms-baseline/sms/internal/testinfra/stores"
 
