@@ -84,12 +84,13 @@ binaries: | $(LOCALBIN) ## Build bin/manager, bin/kubectl-sms (the kubectl plugi
 	go build -o $(LOCALBIN)/erp-kernel ./examples/erp/cmd/erp-kernel
 
 .PHONY: test
-test: vet ## Run go vet, the architecture test, then every test and every benchmark (once, so that none can break unnoticed) with -race against a throwaway Postgres and envtest's API server (built once by hack/setup-envtest.sh); print total coverage; then the tests on a real one-node cluster (hack/realk8s.sh).
+test: vet ## Run go vet, the architecture test, then every test and every benchmark (once, so that none can break unnoticed) with -race against a throwaway Postgres, a throwaway S3 server (hack/s3.sh) and envtest's API server (built once by hack/setup-envtest.sh); print total coverage; then the tests on a real one-node cluster (hack/realk8s.sh).
 	go test -count=1 ./internal/architecture/
 	envtest_env="$$(hack/setup-envtest.sh)" || exit 1; eval "$$envtest_env"; \
 	pg_env="$$(hack/postgres.sh start)" || exit 1; eval "$$pg_env"; \
-	trap 'hack/postgres.sh stop "$$SMS_POSTGRES_DIR"' EXIT; \
-	SMS_REQUIRE_POSTGRES=1 go test $(TEST_FLAGS) -count=1 -coverpkg=./... -coverprofile=$(COVER_PROFILE) \
+	s3_env="$$(hack/s3.sh start)" || exit 1; eval "$$s3_env"; \
+	trap 'hack/postgres.sh stop "$$SMS_POSTGRES_DIR"; hack/s3.sh stop "$$SMS_S3_DIR"' EXIT; \
+	SMS_REQUIRE_POSTGRES=1 SMS_REQUIRE_S3=1 go test $(TEST_FLAGS) -count=1 -coverpkg=./... -coverprofile=$(COVER_PROFILE) \
 		-bench . -benchtime 1x $(TEST_PKGS) | { grep --line-buffered -Ev '^(PASS$$|goos|goarch|pkg|cpu|Benchmark\S+\s+[0-9])' || true; }; \
 	go tool cover -func=$(COVER_PROFILE) | tail -n 1
 	echo "The real-cluster tests (hack/realk8s.sh; builds its components once):"
@@ -106,7 +107,8 @@ lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
 .PHONY: bench
 bench: benchstat ## Run the benchmarks BENCH_COUNT times and summarize them with benchstat.
 	pg_env="$$(hack/postgres.sh start)" || exit 1; eval "$$pg_env"; \
-	trap 'hack/postgres.sh stop "$$SMS_POSTGRES_DIR"' EXIT; \
+	s3_env="$$(hack/s3.sh start)" || exit 1; eval "$$s3_env"; \
+	trap 'hack/postgres.sh stop "$$SMS_POSTGRES_DIR"; hack/s3.sh stop "$$SMS_S3_DIR"' EXIT; \
 	go test -run '^$$' -bench '$(BENCH)' -count $(BENCH_COUNT) $(BENCH_PKGS) | tee bench.out
 	$(BENCHSTAT) bench.out
 

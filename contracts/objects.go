@@ -19,8 +19,11 @@ const ObjectsKey = "objects"
 
 // Bounds of keys and listings.
 const (
-	// MaxKeyLen is the longest object key, in bytes (S3's own limit).
-	MaxKeyLen = 1024
+	// MaxKeyLen is the longest object key, in bytes: S3's limit of 1024
+	// less room for a store's own prefix in a shared bucket.
+	MaxKeyLen = 896
+	// MaxStorePrefixLen is the longest prefix a store may put before keys.
+	MaxStorePrefixLen = 1024 - MaxKeyLen
 	// MaxListPage is the most objects one List answers.
 	MaxListPage = 1000
 	// DefaultListPage is the page size when ListOptions.Limit is zero.
@@ -40,6 +43,12 @@ var (
 	ErrSizeMismatch = errors.New("object size mismatch")
 	// ErrInvalidList: a listing's limit is negative or past MaxListPage.
 	ErrInvalidList = errors.New("invalid listing")
+	// ErrKeyConflict: the store keeps objects as files and folders (a
+	// filesystem-backed service) and refused a key that is a folder of
+	// another object's key, or has an object's key as a folder ("a" and
+	// "a/b"). Stores that are not so refuse nothing of the kind; code that
+	// wants to run on every store never makes such keys.
+	ErrKeyConflict = errors.New("object key conflict")
 )
 
 // CheckList refuses a listing's options: a bad prefix, or a limit that is

@@ -28,6 +28,7 @@ func Run(t *testing.T, open func(t *testing.T) contracts.ObjectStore) {
 		{"FailedBody", testFailedBody},
 		{"InvalidKeys", testInvalidKeys},
 		{"List", testList},
+		{"Folders", testFolders},
 		{"ConcurrentPuts", testConcurrentPuts},
 		{"Large", testLarge},
 	}
@@ -216,16 +217,16 @@ func testInvalidKeys(t *testing.T, st contracts.ObjectStore) {
 	if _, err := st.List(ctx, contracts.ListOptions{Limit: contracts.MaxListPage + 1}); !errors.Is(err, contracts.ErrInvalidList) {
 		t.Errorf("list past the page limit: %v", err)
 	}
-	long := strings.Repeat("k", contracts.MaxKeyLen)
+	// The longest key, in segments a filesystem-backed store can name.
+	long := strings.Repeat(strings.Repeat("k", 99)+"/", contracts.MaxKeyLen/100) + strings.Repeat("k", contracts.MaxKeyLen%100)
 	if info := put(t, st, long, []byte("x"), ""); info.Key != long {
 		t.Errorf("the longest key came back as %d bytes", len(info.Key))
 	}
 }
 
-// testList: a prefix selects, pages follow each other in byte order, and
-// a key and keys under it as a folder both exist.
+// testList: a prefix selects and pages follow each other in byte order.
 func testList(t *testing.T, st contracts.ObjectStore) {
-	keys := []string{"a", "a/b", "a/c/d", "ab", "b/x", "a/c/e"}
+	keys := []string{"a.txt", "a/b", "a/c/d", "ab", "b/x", "a/c/e"}
 	for _, k := range keys {
 		put(t, st, k, []byte(k), "")
 	}
@@ -244,17 +245,17 @@ func testList(t *testing.T, st contracts.ObjectStore) {
 		}
 		return strings.Join(names, " "), page.More
 	}
-	if got, more := list(contracts.ListOptions{}); got != "a a/b a/c/d a/c/e ab b/x" || more {
+	if got, more := list(contracts.ListOptions{}); got != "a.txt a/b a/c/d a/c/e ab b/x" || more {
 		t.Errorf("all = %q more %v", got, more)
 	}
 	if got, _ := list(contracts.ListOptions{Prefix: "a/"}); got != "a/b a/c/d a/c/e" {
 		t.Errorf("prefix a/ = %q", got)
 	}
-	if got, _ := list(contracts.ListOptions{Prefix: "a"}); got != "a a/b a/c/d a/c/e ab" {
+	if got, _ := list(contracts.ListOptions{Prefix: "a"}); got != "a.txt a/b a/c/d a/c/e ab" {
 		t.Errorf("prefix a = %q", got)
 	}
 	got, more := list(contracts.ListOptions{Limit: 2})
-	if got != "a a/b" || !more {
+	if got != "a.txt a/b" || !more {
 		t.Errorf("first page = %q more %v", got, more)
 	}
 	if got, more := list(contracts.ListOptions{Limit: 2, After: "a/b"}); got != "a/c/d a/c/e" || !more {
@@ -303,5 +304,27 @@ func testLarge(t *testing.T, st contracts.ObjectStore) {
 	}
 	if _, part, err := get(t, st, "large/blob.bin", contracts.GetOptions{Offset: 5 << 20, Length: 10}); err != nil || !bytes.Equal(part, body[5<<20:5<<20+10]) {
 		t.Fatalf("range of a large object: %v", err)
+	}
+}
+
+// testFolders: a key and keys under it as a folder ("a" and "a/b") both
+// exist, or the store refuses the second with ErrKeyConflict and keeps the
+// first whole.
+func testFolders(t *testing.T, st contracts.ObjectStore) {
+	ctx := context.Background()
+	for _, pair := range [][2]string{{"f", "f/g"}, {"h/i", "h"}} {
+		put(t, st, pair[0], []byte("first"), "")
+		_, err := st.Put(ctx, pair[1], strings.NewReader("second"), contracts.PutOptions{Size: 6})
+		if err != nil && !errors.Is(err, contracts.ErrKeyConflict) {
+			t.Errorf("put %s beside %s: %v, want nil or ErrKeyConflict", pair[1], pair[0], err)
+		}
+		if _, body, err := get(t, st, pair[0], contracts.GetOptions{}); err != nil || string(body) != "first" {
+			t.Errorf("%s after %s: %q %v", pair[0], pair[1], body, err)
+		}
+		if err == nil {
+			if _, body, gerr := get(t, st, pair[1], contracts.GetOptions{}); gerr != nil || string(body) != "second" {
+				t.Errorf("%s: %q %v", pair[1], body, gerr)
+			}
+		}
 	}
 }

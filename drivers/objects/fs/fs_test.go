@@ -1,6 +1,7 @@
 package fs_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/sms-baseline/sms/contracts"
@@ -16,4 +17,16 @@ func TestConformance(t *testing.T) {
 		}
 		return st
 	})
+}
+
+func BenchmarkPutGet(b *testing.B) {
+	for _, size := range []int64{1 << 20, 64 << 20} {
+		b.Run(fmt.Sprintf("size=%dMiB", size>>20), func(b *testing.B) {
+			st, err := fs.New(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			objectstoretest.BenchPutGet(b, st, size)
+		})
+	}
 }
