@@ -73,6 +73,10 @@ type Options struct {
 	// (the system prompt's first line), the model calls of a turn, and
 	// where transcripts are kept (default: the tenant's database).
 	Agent agentloop.Options
+	// Objects, when set, is the tenant's object store, provided under
+	// contracts.ObjectsKey (system only): the ORM keeps the files of binary
+	// fields there. Close does not close it.
+	Objects contracts.ObjectStore
 	// Services turns on optional system plugins by name (Services lists
 	// them: audit, automation, meta, rpc); all are off by default.
 	// Turning one off keeps its tables.
@@ -111,6 +115,7 @@ func systemPlugins(opts Options, actAs func(context.Context, string) context.Con
 				return c.Provide(contracts.DatabaseKey, contracts.Ambient(db))
 			},
 		},
+		objectsPlugin(opts.Objects),
 		smshttp.Plugin(smshttp.Options{Credentials: credentials(opts)}),
 		collections.New(collections.Options{RequireGuard: opts.Auth != nil}),
 		scheduler.New(scheduler.Options{ActAs: actAs}),

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/audit"
 	"github.com/sms-baseline/sms/plugins/automation"
@@ -77,4 +78,26 @@ func services(opts Options, actAs func(context.Context, string) context.Context)
 		out = append(out, rpc.Plugin(r))
 	}
 	return out
+}
+
+// ObjectsPluginID is the id of the plugin that provides
+// contracts.ObjectsKey.
+const ObjectsPluginID = "sms.objects"
+
+// objectsPlugin defines contracts.ObjectsKey and provides st under it, when
+// there is one.
+func objectsPlugin(st contracts.ObjectStore) kernel.Plugin {
+	return kernel.Plugin{
+		Manifest: kernel.Manifest{ID: ObjectsPluginID, Version: "1", Provide: []string{contracts.ObjectsKey},
+			Description: "Provides the tenant's object store, when it has one"},
+		Activate: func(_ context.Context, c *kernel.Context) error {
+			if err := c.Kernel().DefineKey(contracts.ObjectsKey, contracts.ObjectsKeyMeta); err != nil {
+				return err
+			}
+			if st == nil {
+				return nil
+			}
+			return c.Provide(contracts.ObjectsKey, st)
+		},
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/sms-baseline/sms/plugins/agentloop"
 	"github.com/sms-baseline/sms/plugins/auth"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
+	"github.com/sms-baseline/sms/plugins/orm"
 )
 
 // Options configure New.
@@ -51,6 +52,10 @@ type Options struct {
 	Auth *auth.Options
 	// Logger, when set, receives the kernel's logs.
 	Logger *slog.Logger
+	// ORM configures the ORM (baseline.Options.ORM).
+	ORM orm.Options
+	// Objects is the kernel's object store (baseline.Options.Objects).
+	Objects contracts.ObjectStore
 	// Services turns optional system plugins on (baseline.Options.Services)
 	// and ServiceOptions configures them.
 	Services       []string
@@ -76,7 +81,7 @@ func New(t testing.TB, opts Options) *Env {
 	b, err := baseline.New(context.Background(), baseline.Options{
 		Name: "test", Plugins: opts.Plugins, AdminToken: opts.AdminToken, Credentials: opts.Credentials, Model: model,
 		Policy: judge.Policy{AutoApprove: !opts.Approvals}, Auth: opts.Auth, Store: opts.Store, Logger: opts.Logger,
-		Executor: opts.Executor, Agent: opts.Agent, Services: opts.Services, ServiceOptions: opts.ServiceOptions,
+		Executor: opts.Executor, Agent: opts.Agent, Services: opts.Services, ServiceOptions: opts.ServiceOptions, Objects: opts.Objects, ORM: opts.ORM,
 	})
 	if err != nil {
 		t.Fatalf("baselinetest: boot: %v", err)
@@ -108,12 +113,17 @@ func (e *Env) Call(path string, body any) Response {
 	return e.Do(method, path, body, nil)
 }
 
-// Do sends a request with the given method, JSON body (nil for none) and
-// headers.
+// Do sends a request with the given method, body and headers: a nil body
+// sends none, an io.Reader is sent as it is (an upload; give its
+// Content-Type in the headers), anything else as JSON.
 func (e *Env) Do(method, path string, body any, header http.Header) Response {
 	e.t.Helper()
 	var rd io.Reader
-	if body != nil {
+	switch b := body.(type) {
+	case nil:
+	case io.Reader: // sent as it is: an upload
+		rd = b
+	default:
 		raw, err := json.Marshal(body)
 		if err != nil {
 			e.t.Fatalf("baselinetest: encode body: %v", err)

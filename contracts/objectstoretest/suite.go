@@ -37,11 +37,18 @@ func Run(t *testing.T, open func(t *testing.T) contracts.ObjectStore) {
 	}
 }
 
-func put(t *testing.T, st contracts.ObjectStore, key string, body []byte, ctype string) contracts.ObjectInfo {
+// content is an object to put.
+type content struct {
+	key   string
+	body  []byte
+	ctype string
+}
+
+func put(t *testing.T, st contracts.ObjectStore, c content) contracts.ObjectInfo {
 	t.Helper()
-	info, err := st.Put(context.Background(), key, bytes.NewReader(body), contracts.PutOptions{Size: int64(len(body)), ContentType: ctype})
+	info, err := st.Put(context.Background(), c.key, bytes.NewReader(c.body), contracts.PutOptions{Size: int64(len(c.body)), ContentType: c.ctype})
 	if err != nil {
-		t.Fatalf("put %s: %v", key, err)
+		t.Fatalf("put %s: %v", c.key, err)
 	}
 	return info
 }
@@ -60,7 +67,7 @@ func get(t *testing.T, st contracts.ObjectStore, key string, opts contracts.GetO
 // testPutGetHead: what was put comes back, bytes, size, type and ETag,
 // and an empty object is an object.
 func testPutGetHead(t *testing.T, st contracts.ObjectStore) {
-	in := put(t, st, "invoices/2026/INV-1.pdf", []byte("%PDF-1.7 hello"), "application/pdf")
+	in := put(t, st, content{"invoices/2026/INV-1.pdf", []byte("%PDF-1.7 hello"), "application/pdf"})
 	if in.Key != "invoices/2026/INV-1.pdf" || in.Size != 14 || in.ContentType != "application/pdf" || in.ETag == "" || in.Modified.IsZero() {
 		t.Fatalf("put answered %+v", in)
 	}
@@ -72,15 +79,15 @@ func testPutGetHead(t *testing.T, st contracts.ObjectStore) {
 	if err != nil || head.Size != 14 || head.ETag != in.ETag || head.ContentType != "application/pdf" {
 		t.Fatalf("head = %+v %v", head, err)
 	}
-	put(t, st, "empty", nil, "")
+	put(t, st, content{"empty", nil, ""})
 	if info, body, err := get(t, st, "empty", contracts.GetOptions{}); err != nil || len(body) != 0 || info.Size != 0 {
 		t.Fatalf("empty object: %+v %q %v", info, body, err)
 	}
 }
 
 func testOverwrite(t *testing.T, st contracts.ObjectStore) {
-	a := put(t, st, "k", []byte("first"), "text/plain")
-	b := put(t, st, "k", []byte("second!"), "text/markdown")
+	a := put(t, st, content{"k", []byte("first"), "text/plain"})
+	b := put(t, st, content{"k", []byte("second!"), "text/markdown"})
 	if _, body, err := get(t, st, "k", contracts.GetOptions{}); err != nil || string(body) != "second!" {
 		t.Fatalf("after overwrite: %q %v", body, err)
 	}
@@ -92,7 +99,7 @@ func testOverwrite(t *testing.T, st contracts.ObjectStore) {
 // testRanges: a range answers its bytes; one starting past the end is
 // refused with ErrInvalidRange.
 func testRanges(t *testing.T, st contracts.ObjectStore) {
-	put(t, st, "r", []byte("0123456789"), "")
+	put(t, st, content{"r", []byte("0123456789"), ""})
 	for _, c := range []struct {
 		opts contracts.GetOptions
 		want string
@@ -123,7 +130,7 @@ func testMissing(t *testing.T, st contracts.ObjectStore) {
 	if err := st.Delete(context.Background(), "nope"); err != nil {
 		t.Errorf("delete missing: %v", err)
 	}
-	put(t, st, "gone", []byte("x"), "")
+	put(t, st, content{"gone", []byte("x"), ""})
 	if err := st.Delete(context.Background(), "gone"); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +142,7 @@ func testMissing(t *testing.T, st contracts.ObjectStore) {
 // testSizeMismatch: a body shorter or longer than declared stores
 // nothing, and leaves the previous object whole.
 func testSizeMismatch(t *testing.T, st contracts.ObjectStore) {
-	put(t, st, "kept", []byte("previous"), "")
+	put(t, st, content{"kept", []byte("previous"), ""})
 	for _, c := range []struct {
 		body string
 		size int64
@@ -176,7 +183,7 @@ func (f *failing) Read(p []byte) (int, error) {
 // nothing.
 func testFailedBody(t *testing.T, st contracts.ObjectStore) {
 	boom := errors.New("connection reset")
-	put(t, st, "kept", []byte("previous"), "")
+	put(t, st, content{"kept", []byte("previous"), ""})
 	for _, key := range []string{"kept", "new"} {
 		if _, err := st.Put(context.Background(), key, &failing{n: 1000, err: boom}, contracts.PutOptions{Size: 5000}); err == nil {
 			t.Errorf("a failing body was stored under %s", key)
@@ -219,7 +226,7 @@ func testInvalidKeys(t *testing.T, st contracts.ObjectStore) {
 	}
 	// The longest key, in segments a filesystem-backed store can name.
 	long := strings.Repeat(strings.Repeat("k", 99)+"/", contracts.MaxKeyLen/100) + strings.Repeat("k", contracts.MaxKeyLen%100)
-	if info := put(t, st, long, []byte("x"), ""); info.Key != long {
+	if info := put(t, st, content{long, []byte("x"), ""}); info.Key != long {
 		t.Errorf("the longest key came back as %d bytes", len(info.Key))
 	}
 }
@@ -228,7 +235,7 @@ func testInvalidKeys(t *testing.T, st contracts.ObjectStore) {
 func testList(t *testing.T, st contracts.ObjectStore) {
 	keys := []string{"a.txt", "a/b", "a/c/d", "ab", "b/x", "a/c/e"}
 	for _, k := range keys {
-		put(t, st, k, []byte(k), "")
+		put(t, st, content{k, []byte(k), ""})
 	}
 	list := func(o contracts.ListOptions) (string, bool) {
 		t.Helper()
@@ -297,7 +304,7 @@ func testConcurrentPuts(t *testing.T, st contracts.ObjectStore) {
 func testLarge(t *testing.T, st contracts.ObjectStore) {
 	body := make([]byte, 8<<20)
 	_, _ = rand.Read(body)
-	put(t, st, "large/blob.bin", body, "application/octet-stream")
+	put(t, st, content{"large/blob.bin", body, "application/octet-stream"})
 	_, got, err := get(t, st, "large/blob.bin", contracts.GetOptions{})
 	if err != nil || !bytes.Equal(got, body) {
 		t.Fatalf("large object: %d bytes back, %v", len(got), err)
@@ -313,7 +320,7 @@ func testLarge(t *testing.T, st contracts.ObjectStore) {
 func testFolders(t *testing.T, st contracts.ObjectStore) {
 	ctx := context.Background()
 	for _, pair := range [][2]string{{"f", "f/g"}, {"h/i", "h"}} {
-		put(t, st, pair[0], []byte("first"), "")
+		put(t, st, content{pair[0], []byte("first"), ""})
 		_, err := st.Put(ctx, pair[1], strings.NewReader("second"), contracts.PutOptions{Size: 6})
 		if err != nil && !errors.Is(err, contracts.ErrKeyConflict) {
 			t.Errorf("put %s beside %s: %v, want nil or ErrKeyConflict", pair[1], pair[0], err)

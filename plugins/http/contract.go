@@ -84,6 +84,10 @@ type Route struct {
 	// decides what each user may do (the ORM's and the collections' REST
 	// routes). Bearer credentials still need Scope.
 	Users bool
+	// RawBody leaves the request's body unread (Request.Body nil, past
+	// MaxBodyBytes allowed): the handler streams it from Request.Raw, and
+	// bounds it itself. For system routes such as uploads.
+	RawBody bool
 }
 
 // Handler serves one request.

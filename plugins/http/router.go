@@ -24,6 +24,7 @@ type route struct {
 	public  func(*Request) bool
 	admin   bool
 	users   bool
+	raw     bool // RawBody
 }
 
 // table is the routing table. Reads (requests) and writes (contributions)
@@ -72,7 +73,7 @@ func parseItem(item any) (*route, error) {
 	}
 	r := &route{method: method, path: path, parts: parts, handler: h}
 	if sys != nil {
-		r.scope, r.public, r.admin, r.users = sys.Scope, sys.Public, sys.Admin, sys.Users
+		r.scope, r.public, r.admin, r.users, r.raw = sys.Scope, sys.Public, sys.Admin, sys.Users, sys.RawBody
 	}
 	return r, nil
 }

@@ -61,7 +61,11 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, admin bool) {
 		WriteError(w, err)
 		return
 	}
-	raw, body, err := readBody(r)
+	var raw []byte
+	var body any
+	if !rt.raw { // only system routes can set it
+		raw, body, err = readBody(r)
+	}
 	if err == nil && !rt.system {
 		err = s.finders.refuseTokens(r, raw, body)
 	}

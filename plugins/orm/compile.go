@@ -145,7 +145,7 @@ func (c *compiler) compare(m *model, alias string, t term, f *field) (string, er
 	case "=", "!=":
 		return c.equality(col, t, arg)
 	case "<", "<=", ">", ">=":
-		if kind == KindBool || kind == KindJSON {
+		if kind == KindBool || kind == KindJSON || kind == KindBinary {
 			return "", c.termErr(m, t, "%s cannot be compared with %s", kind, t.op)
 		}
 		v, err := arg(t.value)

@@ -61,14 +61,18 @@ type Kind string
 // RFC 3339 UTC text with milliseconds, so both compare and sort in time
 // order on every driver.
 const (
-	KindChar      Kind = "char"
-	KindText      Kind = "text"
-	KindInt       Kind = "int"
-	KindFloat     Kind = "float"
-	KindBool      Kind = "bool"
-	KindDate      Kind = "date"
-	KindDatetime  Kind = "datetime"
-	KindJSON      Kind = "json"
+	KindChar     Kind = "char"
+	KindText     Kind = "text"
+	KindInt      Kind = "int"
+	KindFloat    Kind = "float"
+	KindBool     Kind = "bool"
+	KindDate     Kind = "date"
+	KindDatetime Kind = "datetime"
+	KindJSON     Kind = "json"
+	// KindBinary holds a file in the object store (contracts.ObjectStore):
+	// the record keeps a Binary, set only by uploading to RESTPath/{model}/
+	// {id}/{field}.
+	KindBinary    Kind = "binary"
 	KindSelection Kind = "selection"
 	KindMany2One  Kind = "many2one"
 	KindOne2Many  Kind = "one2many"

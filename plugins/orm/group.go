@@ -32,8 +32,8 @@ func (s *service) groupKey(m *model, entry string) (groupKey, error) {
 	}
 	col := fmt.Sprintf(`t0.%q`, name)
 	if !hasGran {
-		if kind == KindJSON {
-			return groupKey{}, errorf(ErrInvalid, at{m.name, name}, "a json field cannot be grouped by")
+		if kind == KindJSON || kind == KindBinary {
+			return groupKey{}, errorf(ErrInvalid, at{m.name, name}, "a %s field cannot be grouped by", kind)
 		}
 		return groupKey{name: entry, sql: col, kind: kind}, nil
 	}

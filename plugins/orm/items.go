@@ -235,7 +235,7 @@ func checkModel(m Model) error {
 	return nil
 }
 
-var kinds = []Kind{KindChar, KindText, KindInt, KindFloat, KindBool, KindDate, KindDatetime, KindJSON,
+var kinds = []Kind{KindChar, KindText, KindInt, KindFloat, KindBool, KindDate, KindDatetime, KindJSON, KindBinary,
 	KindSelection, KindMany2One, KindOne2Many, KindMany2Many, KindComputed, KindRelated}
 
 func isSystemField(name string) bool {

@@ -42,6 +42,9 @@ type Options struct {
 	// once (DefaultReadBudget when zero): a read that does not fit beside
 	// the others is refused at once with ErrBusy, never made to wait.
 	ReadBudget int64
+	// Objects bound the files of binary fields (zero fields take the
+	// defaults in ObjectLimits).
+	Objects ObjectLimits
 }
 
 // Plugin returns the ORM system plugin with default options.
@@ -54,6 +57,7 @@ func New(opts Options) kernel.Plugin {
 	return kernel.Plugin{
 		Manifest: kernel.Manifest{ID: PluginID, Version: "1",
 			Inject:      []string{contracts.DatabaseKey, smshttp.Key},
+			Optional:    []string{contracts.ObjectsKey},
 			Provide:     []string{Key, UserKey},
 			Points:      []string{smshttp.RoutePoint},
 			Description: "Models in tables m_<name> with relations, domains, grouped reads and a REST API"},
@@ -71,6 +75,11 @@ func activate(c *kernel.Context, opts Options) error {
 		return err
 	}
 	api := c.Kernel()
+	s.files.store = func() (contracts.ObjectStore, bool) {
+		v, err := api.GetValue(contracts.ObjectsKey)
+		st, ok := v.(contracts.ObjectStore)
+		return st, err == nil && ok
+	}
 	s.isSystem = func(plugin string) bool {
 		v, ok := api.Fiber(plugin)
 		return ok && v.Trust == kernel.TrustSystem
@@ -90,7 +99,7 @@ func activate(c *kernel.Context, opts Options) error {
 	if err := c.OnUndo("orm service", func() error { s.live.Store(false); return nil }); err != nil {
 		return err
 	}
-	for _, r := range s.routes() {
+	for _, r := range append(s.routes(), s.objectRoutes()...) {
 		if _, err := c.Contribute(smshttp.RoutePoint, r); err != nil {
 			return err
 		}

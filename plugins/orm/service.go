@@ -32,6 +32,7 @@ type service struct {
 	userREST     bool // Options.UserREST
 	actAs        func(ctx context.Context, plugin string) context.Context
 	budget       *readBudget // shared by every read in flight
+	files        *files      // binary fields' files in the object store
 
 	// live is set while the activation that made this service is active;
 	// once dead, point validators check shapes and touch no database.
@@ -60,7 +61,8 @@ func newService(db contracts.Database, opts Options, logger *slog.Logger) (*serv
 		return nil, fmt.Errorf("orm: %w", err)
 	}
 	s := &service{db: contracts.Ambient(db), cols: cols, now: opts.Now, logger: logger, contextOf: opts.ContextOf, requireGuard: opts.RequireGuard, userREST: opts.UserREST, actAs: opts.ActAs,
-		migrated: map[string]string{}, listeners: map[Event]map[uint64]Listener{}, budget: newReadBudget(opts.ReadBudget)}
+		migrated: map[string]string{}, listeners: map[Event]map[uint64]Listener{}, budget: newReadBudget(opts.ReadBudget),
+		files: newFiles(opts.Objects)}
 	if s.now == nil {
 		s.now = time.Now
 	}

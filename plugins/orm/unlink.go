@@ -43,10 +43,14 @@ func (s *service) Unlink(ctx context.Context, name string, ids []int64) error {
 		if err := w.visible(m, ActionUnlink, ids); err != nil {
 			return err
 		}
+		w.files = nil // a retried transaction reads them again
 		return w.unlink(m, ids)
 	})
 	if err != nil {
 		return err
+	}
+	if len(w.files) > 0 {
+		contracts.AfterCommit(ctx, func() { s.files.drop(context.WithoutCancel(ctx), w.files) })
 	}
 	s.after(ctx, sch, change)
 	return nil
@@ -100,7 +104,11 @@ func (w *writer) unlink(m *model, ids []int64) error {
 		return err
 	}
 	for gm, set := range d.gone {
-		if err := w.deleteRows(gm, slices.Sorted(maps.Keys(set))); err != nil {
+		ids := slices.Sorted(maps.Keys(set))
+		if err := w.binaries(gm, ids); err != nil {
+			return err
+		}
+		if err := w.deleteRows(gm, ids); err != nil {
 			return err
 		}
 	}

@@ -21,7 +21,7 @@ func fixedNow() time.Time { return time.Unix(0, 0).UTC() }
 // toArg converts a value given for a stored field to the argument bound
 // for its column. nil stays nil (required is checked elsewhere).
 func toArg(f Field, v any) (any, error) {
-	if v == nil {
+	if v == nil && f.Kind != KindBinary {
 		return nil, nil
 	}
 	kind := f.Kind
@@ -67,6 +67,16 @@ func toArg(f Field, v any) (any, error) {
 			return nil, fmt.Errorf("want a JSON value: %w", err)
 		}
 		return string(raw), nil
+	case KindBinary:
+		b, ok := v.(Binary) // only the file routes make one: JSON never decodes to it
+		if !ok {
+			return nil, fmt.Errorf("a binary field is set by uploading the file (PUT %s/{model}/{id}/{field}) and cleared by DELETE there, not by a value", RESTPath)
+		}
+		if b.Key == "" {
+			return nil, nil // cleared
+		}
+		raw, err := json.Marshal(b)
+		return string(raw), err
 	}
 	return nil, fmt.Errorf("a %s field has no column", kind)
 }
@@ -147,7 +157,7 @@ func fromColumn(kind Kind, v any) any {
 		case int64:
 			return b != 0
 		}
-	case KindJSON:
+	case KindJSON, KindBinary:
 		if s, ok := v.(string); ok {
 			var out any
 			if json.Unmarshal([]byte(s), &out) == nil {

@@ -25,6 +25,9 @@ type writer struct {
 	// touched are the records created and written, checked against the
 	// guard once every command has run.
 	touched map[*model]map[Action][]int64
+	// files are the files of the records an unlink deletes, deleted from
+	// the object store once it commits.
+	files []Binary
 }
 
 func (w *writer) userArg() any {

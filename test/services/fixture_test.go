@@ -72,6 +72,8 @@ type options struct {
 	approve  bool
 	turns    [][]contracts.Block
 	svc      baseline.ServiceOptions
+	objects  contracts.ObjectStore
+	orm      orm.Options
 	logger   *slog.Logger
 }
 
@@ -84,7 +86,7 @@ func boot(t testing.TB, o options) *env {
 	}
 	e := baselinetest.New(t, baselinetest.Options{Approvals: o.approve, Logger: o.logger, Store: o.store, AdminToken: token, Turns: o.turns,
 		Auth:     &auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: rootPassword}, Hash: baselinetest.FastHash},
-		Services: o.services, ServiceOptions: o.svc,
+		Services: o.services, ServiceOptions: o.svc, Objects: o.objects, ORM: o.orm,
 		Credentials: []smshttp.Credential{{Name: "reader", Token: readToken, Scopes: []smshttp.Scope{smshttp.ScopeRead}}},
 		Plugins:     append([]kernel.Plugin{invoicing(), access()}, o.plugins...)})
 	return &env{Env: e, t: t}

@@ -116,7 +116,7 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts contra
 		return contracts.ObjectInfo{}, fmt.Errorf("put %s: %w", key, err)
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }() // gone already once renamed
-	t, err := s.write(ctx, tmp, key, body, opts)
+	t, err := s.write(ctx, tmp, upload{key, body, opts})
 	if cerr := tmp.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("put %s: %w", key, cerr)
 	}
@@ -129,8 +129,16 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts contra
 	return t.info(), nil
 }
 
+// upload is what a Put is given.
+type upload struct {
+	key  string
+	body io.Reader
+	opts contracts.PutOptions
+}
+
 // write writes the body and the trailer to f and syncs it.
-func (s *Store) write(ctx context.Context, f *os.File, key string, body io.Reader, opts contracts.PutOptions) (trailer, error) {
+func (s *Store) write(ctx context.Context, f *os.File, u upload) (trailer, error) {
+	key, body, opts := u.key, u.body, u.opts
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(ctxReader{ctx, body}, opts.Size+1))
 	switch {
