@@ -30,6 +30,8 @@ var full = Config{
 	SensitivePoints:          []string{"http.route", "tool"},
 	SensitiveScopes:          []string{"net"},
 	SystemPlugins:            []string{"audit", "rpc"},
+	Objects:                  "fs:/var/lib/sms/objects",
+	ObjectsCredentialsFile:   "/var/run/sms/objects/credentials",
 }
 
 // parseArgs parses args (as Args returns them, starting with "kernel") with

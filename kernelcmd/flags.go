@@ -41,6 +41,8 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.BoolVar(&c.AutoApprove, "auto-approve", Defaults.AutoApprove, "mount sensitive plugins without a human (taints the kernel)")
 	fs.StringSliceVar(&c.SensitivePoints, "sensitive-points", Defaults.SensitivePoints, "points whose contributions need approval (default "+strings.Join(judge.DefaultSensitivePoints, ",")+")")
 	fs.StringSliceVar(&c.SensitiveScopes, "sensitive-scopes", Defaults.SensitiveScopes, "scopes that need approval (default "+strings.Join(judge.DefaultSensitiveScopes, ",")+")")
+	fs.StringVar(&c.Objects, "objects", Defaults.Objects, ObjectsForms)
+	fs.StringVar(&c.ObjectsCredentialsFile, "objects-credentials-file", Defaults.ObjectsCredentialsFile, "file of an S3 object store's access key (first line) and secret key (second line)")
 	fs.StringSliceVar(&c.SystemPlugins, "system-plugins", Defaults.SystemPlugins, "optional system plugins to turn on: "+strings.Join(baseline.Services, ", ")+" (default none)")
 }
 

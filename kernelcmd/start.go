@@ -59,13 +59,17 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 	if err != nil {
 		return nil, err
 	}
+	objects, err := openObjects(ctx, c.Objects, c.ObjectsCredentialsFile)
+	if err != nil {
+		return nil, err
+	}
 	// The store opens last: everything above fails without leaving it open.
 	st, err := baseline.OpenStore(ctx, c.Store, c.Schema)
 	if err != nil {
 		return nil, fmt.Errorf("--store: %w", err)
 	}
 	b, err := baseline.New(ctx, baseline.Options{Name: c.Name, Store: st, Executor: exec, AdminToken: token, Credentials: creds,
-		Logger: logger, Model: model, Fault: faultHook(), Auth: users, Plugins: plugins, Services: c.SystemPlugins,
+		Logger: logger, Model: model, Fault: faultHook(), Auth: users, Plugins: plugins, Services: c.SystemPlugins, Objects: objects,
 		Agent:  agentloop.Options{Identity: c.Agent.Identity, MaxSteps: c.Agent.MaxSteps},
 		Policy: judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes}})
 	if err != nil {

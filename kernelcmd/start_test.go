@@ -110,6 +110,12 @@ func TestStartRefusesBadSettings(t *testing.T) {
 		{"bad store", func(c *Config, _ string) { c.Store = "mysql://db" }, "--store: "},
 		{"too many agent steps", func(c *Config, _ string) { c.Agent.MaxSteps = 65 }, "--agent-max-steps 65: want 1 to 64"},
 		{"unknown system plugin", func(c *Config, _ string) { c.SystemPlugins = []string{"rpc", "console"} }, `--system-plugins: unknown system plugin "console": the optional system plugins are audit, automation, meta, rpc`},
+		{"unknown objects form", func(c *Config, _ string) { c.Objects = "ftp://bucket" }, `--objects "ftp://bucket": want memory, fs:PATH or s3://`},
+		{"s3 without credentials", func(c *Config, _ string) { c.Objects = "s3://files" }, "--objects s3://BUCKET needs --objects-credentials-file"},
+		{"bad credentials file", func(c *Config, dir string) {
+			c.Objects, c.ObjectsCredentialsFile = "s3://files", filepath.Join(dir, "creds")
+			writeFile(t, c.ObjectsCredentialsFile, "only-one-line\n")
+		}, "want the access key on its first line and the secret key on its second"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -63,6 +63,12 @@ type Config struct {
 	// SystemPlugins turns optional system plugins on by name
 	// (baseline.Services: audit, automation, meta, rpc).
 	SystemPlugins []string
+	// Objects is the object store for files: memory, fs:PATH or
+	// s3://BUCKET?endpoint=...&region=...&prefix=...; empty for none.
+	Objects string
+	// ObjectsCredentialsFile holds an S3 store's access key and secret
+	// key, one per line.
+	ObjectsCredentialsFile string
 }
 
 // Model chooses the chat agent's model.
@@ -151,6 +157,8 @@ func (c Config) Args() []string {
 	if len(c.SystemPlugins) > 0 {
 		args = append(args, "--system-plugins="+strings.Join(c.SystemPlugins, ","))
 	}
+	add("objects", c.Objects, "")
+	add("objects-credentials-file", c.ObjectsCredentialsFile, "")
 	return args
 }
 
