@@ -44,6 +44,12 @@ func tenantRefs(t *smsv1.Tenant) []string {
 	if pg := t.Spec.Storage.Postgres; pg != nil {
 		out = append(out, "secret/"+pg.URLSecretRef.Name)
 	}
+	if o := t.Spec.Objects; o != nil && o.S3 != nil {
+		out = append(out, "secret/"+o.S3.CredentialsSecretRef.Name)
+	}
+	if u := t.Spec.Users; u != nil && u.BootstrapAdminSecretRef != nil {
+		out = append(out, "secret/"+u.BootstrapAdminSecretRef.Name)
+	}
 	return out
 }
 

@@ -188,6 +188,17 @@ func (r *TenantReconciler) resolve(ctx context.Context, t *smsv1.Tenant) (kernel
 			return spec, fmt.Errorf("spec.users.bootstrapAdminSecretRef: %w", err)
 		}
 	}
+	if o := t.Spec.Objects; o != nil && o.Driver == smsv1.ObjectsS3 && o.S3 != nil {
+		var keys []string
+		for _, k := range []string{smsv1.SecretKeyAccessKey, smsv1.SecretKeySecretKey} {
+			v, err := r.secretKey(ctx, t.Namespace, corev1.SecretKeySelector{LocalObjectReference: o.S3.CredentialsSecretRef, Key: k})
+			if err != nil {
+				return spec, fmt.Errorf("spec.objects.s3.credentialsSecretRef: %w", err)
+			}
+			keys = append(keys, v)
+		}
+		spec.ObjectsCredentials = []byte(keys[0] + "\n" + keys[1] + "\n")
+	}
 	if p := t.Spec.Storage.Postgres; t.Spec.Storage.Driver == smsv1.StoragePostgres && p != nil {
 		if spec.PostgresURL, err = r.secretKey(ctx, t.Namespace, p.URLSecretRef); err != nil {
 			return spec, fmt.Errorf("spec.storage.postgres.urlSecretRef: %w", err)

@@ -70,8 +70,23 @@ func openS3(ctx context.Context, spec, credentials string) (contracts.ObjectStor
 	return st, nil
 }
 
-// readCredentials reads an access key and a secret key, one per line.
+// readCredentials reads an access key and a secret key: a file of two
+// lines, or a directory of the files accessKey and secretKey (a mounted
+// Secret).
 func readCredentials(path string) (string, string, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		var keys [2]string
+		for i, name := range []string{"accessKey", "secretKey"} {
+			raw, err := os.ReadFile(filepath.Join(path, name))
+			if err != nil {
+				return "", "", fmt.Errorf("--objects-credentials-file: %w", err)
+			}
+			if keys[i] = strings.TrimSpace(string(raw)); keys[i] == "" {
+				return "", "", fmt.Errorf("--objects-credentials-file: %s is empty", filepath.Join(path, name))
+			}
+		}
+		return keys[0], keys[1], nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", "", fmt.Errorf("--objects-credentials-file: %w", err)

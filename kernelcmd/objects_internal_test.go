@@ -38,6 +38,14 @@ func TestOpenObjects(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "files", "objects", "a.d", "b.o")); err != nil {
 		t.Fatalf("the fs store is not in its directory: %v", err)
 	}
+	// A mounted Secret: a directory of accessKey and secretKey.
+	secret := filepath.Join(dir, "secret")
+	_ = os.MkdirAll(secret, 0o700)
+	_ = os.WriteFile(filepath.Join(secret, "accessKey"), []byte("AK\n"), 0o600)
+	_ = os.WriteFile(filepath.Join(secret, "secretKey"), []byte("SK"), 0o600)
+	if a, s, err := readCredentials(secret); a != "AK" || s != "SK" || err != nil {
+		t.Fatalf("a Secret's directory: %q %q %v", a, s, err)
+	}
 	if st, err := openObjects(context.Background(), "", ""); st != nil || err != nil {
 		t.Fatalf("no --objects: %v %v", st, err)
 	}

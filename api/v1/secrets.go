@@ -20,3 +20,10 @@ const (
 	SecretKeyLogin    = "login"
 	SecretKeyPassword = "password"
 )
+
+// The keys of the Secret spec.objects.s3.credentialsSecretRef names: an S3
+// access key and its secret key.
+const (
+	SecretKeyAccessKey = "accessKey"
+	SecretKeySecretKey = "secretKey"
+)

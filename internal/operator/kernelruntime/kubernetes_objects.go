@@ -25,20 +25,22 @@ const (
 	k8sAdminPort     = KernelAdminPort
 	k8sUID           = 65532 // the distroless "nonroot" user
 
-	k8sDataVolume   = "data"
-	k8sDataPath     = "/data"
-	k8sAdminVolume  = "admin-token"
-	k8sAdminPath    = "/var/run/sms/admin"
-	k8sChatVolume   = "chat-tokens"
-	k8sChatPath     = "/var/run/sms/chat"
-	k8sKeyVolume    = "model-key"
-	k8sKeyPath      = "/var/run/sms/model"
-	k8sScriptVolume = "model-script"
-	k8sScriptPath   = "/etc/sms/model"
-	k8sTmpVolume    = "tmp"
-	k8sTmpPath      = "/tmp"
-	k8sBootVolume   = "bootstrap-admin"
-	k8sBootPath     = "/var/run/sms/bootstrap-admin"
+	k8sDataVolume    = "data"
+	k8sDataPath      = "/data"
+	k8sAdminVolume   = "admin-token"
+	k8sAdminPath     = "/var/run/sms/admin"
+	k8sChatVolume    = "chat-tokens"
+	k8sChatPath      = "/var/run/sms/chat"
+	k8sKeyVolume     = "model-key"
+	k8sObjectsVolume = "objects-credentials"
+	k8sKeyPath       = "/var/run/sms/model"
+	k8sObjectsPath   = "/var/run/sms/objects"
+	k8sScriptVolume  = "model-script"
+	k8sScriptPath    = "/etc/sms/model"
+	k8sTmpVolume     = "tmp"
+	k8sTmpPath       = "/tmp"
+	k8sBootVolume    = "bootstrap-admin"
+	k8sBootPath      = "/var/run/sms/bootstrap-admin"
 
 	k8sKeyFile     = "key"
 	k8sScriptFile  = "script.json"
@@ -129,6 +131,16 @@ func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 		cfg.Schema = PostgresSchema(t) // shared with the local runtime
 	default:
 		return cfg, fmt.Errorf("unknown storage driver %q: use sqlite or postgres", st.Driver)
+	}
+	if o := t.Spec.Objects; o != nil {
+		switch {
+		case o.Driver == smsv1.ObjectsFS && !(t.Spec.Storage.Driver == "" || t.Spec.Storage.Driver == smsv1.StorageSQLite):
+			return cfg, errors.New("spec.objects.driver fs keeps files on the kernel's volume, which only sqlite storage has: use s3")
+		case o.Driver == smsv1.ObjectsFS:
+			cfg.Objects = "fs:" + k8sDataPath + "/objects"
+		default:
+			cfg.Objects, cfg.ObjectsCredentialsFile = ObjectsSpec(t), k8sObjectsPath
+		}
 	}
 	if a := t.Spec.Agent; a != nil {
 		// The kubelet expands $(VAR) in args, and $$ is a literal $: the
@@ -255,6 +267,14 @@ func (k *k8sKernel) volumes() []corev1.Volume {
 			DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode),
 		}}})
 	}
+	if o := k.tenant.Spec.Objects; o != nil && o.Driver == smsv1.ObjectsS3 && o.S3 != nil {
+		vols = append(vols, corev1.Volume{Name: k8sObjectsVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: o.S3.CredentialsSecretRef.Name,
+			Items: []corev1.KeyToPath{{Key: smsv1.SecretKeyAccessKey, Path: smsv1.SecretKeyAccessKey},
+				{Key: smsv1.SecretKeySecretKey, Path: smsv1.SecretKeySecretKey}},
+			DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode),
+		}}})
+	}
 	m := k.tenant.Spec.Model
 	if m == nil {
 		return vols
@@ -297,6 +317,9 @@ func (k *k8sKernel) mounts() []corev1.VolumeMount {
 	}
 	if k.config.BootstrapAdminFile != "" {
 		mounts = append(mounts, corev1.VolumeMount{Name: k8sBootVolume, MountPath: k8sBootPath, ReadOnly: true})
+	}
+	if k.config.ObjectsCredentialsFile != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: k8sObjectsVolume, MountPath: k8sObjectsPath, ReadOnly: true})
 	}
 	if k.config.Model.Script != "" {
 		mounts = append(mounts, corev1.VolumeMount{Name: k8sScriptVolume, MountPath: k8sScriptPath, ReadOnly: true})

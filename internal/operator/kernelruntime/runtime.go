@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -39,6 +40,9 @@ type Spec struct {
 	ModelScript []byte
 	// PostgresURL is read from spec.storage.postgres.urlSecretRef.
 	PostgresURL string
+	// ObjectsCredentials is the S3 access key and secret key, a line each,
+	// read from spec.objects.s3.credentialsSecretRef.
+	ObjectsCredentials []byte
 	// BootstrapAdmin is the first admin as the kernel's
 	// --bootstrap-admin-file reads it (the login, then the password, a
 	// line each), read from spec.users.bootstrapAdminSecretRef.
@@ -56,9 +60,9 @@ const ChecksumAnnotation = "sms.dev/config-checksum"
 // give equal checksums; a rotated value gives another.
 func (s Spec) Checksum() string {
 	raw, _ := json.Marshal(struct {
-		Token, Key, URL         string
-		Script, Chat, Bootstrap []byte
-	}{s.AdminToken, s.ModelKey, s.PostgresURL, s.ModelScript, s.ChatTokenAuth, s.BootstrapAdmin})
+		Token, Key, URL                  string
+		Script, Chat, Bootstrap, Objects []byte
+	}{s.AdminToken, s.ModelKey, s.PostgresURL, s.ModelScript, s.ChatTokenAuth, s.BootstrapAdmin, s.ObjectsCredentials})
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }
@@ -103,6 +107,28 @@ func PostgresSchema(t *smsv1.Tenant) string {
 		return p.Schema
 	}
 	return "tenant_" + strings.ReplaceAll(t.Name, "-", "_")
+}
+
+// ObjectsSpec is a tenant's --objects for its S3 bucket, its prefix
+// defaulting to "<namespace>/<name>/"; "" when it has no S3 store.
+func ObjectsSpec(t *smsv1.Tenant) string {
+	o := t.Spec.Objects
+	if o == nil || o.Driver != smsv1.ObjectsS3 || o.S3 == nil {
+		return ""
+	}
+	q := url.Values{}
+	if o.S3.Endpoint != "" {
+		q.Set("endpoint", o.S3.Endpoint)
+	}
+	if o.S3.Region != "" {
+		q.Set("region", o.S3.Region)
+	}
+	prefix := o.S3.Prefix
+	if prefix == "" {
+		prefix = t.Namespace + "/" + t.Name + "/"
+	}
+	q.Set("prefix", prefix)
+	return "s3://" + o.S3.Bucket + "?" + q.Encode()
 }
 
 // SystemPluginNames is a Tenant's spec.systemPlugins as the kernel's

@@ -229,3 +229,32 @@ func TestApprovalCreateByPerson(t *testing.T) {
 		})
 	}
 }
+
+// TestTenantObjects: the API server refuses an unknown object store driver
+// and an s3 one without its bucket. Seen failing without the CEL rule on
+// TenantObjects (driver s3 with no s3 was stored).
+func TestTenantObjects(t *testing.T) {
+	testenv.Need(t)
+	for _, c := range []struct {
+		objects *smsv1.TenantObjects
+		want    string
+	}{
+		{&smsv1.TenantObjects{Driver: "ftp"}, `Unsupported value: "ftp"`},
+		{&smsv1.TenantObjects{Driver: smsv1.ObjectsS3}, "spec.objects.s3 is required when the driver is s3"},
+	} {
+		tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "with-objects", Namespace: "default"},
+			Spec: smsv1.TenantSpec{Objects: c.objects}}
+		err := env.Client.Create(t.Context(), tenant)
+		if err == nil {
+			_ = env.Client.Delete(t.Context(), tenant)
+			t.Fatalf("%+v was accepted", c.objects)
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%+v: %v, want %q", c.objects, err, c.want)
+		}
+	}
+	tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "with-objects", Namespace: "default"},
+		Spec: smsv1.TenantSpec{Objects: &smsv1.TenantObjects{Driver: smsv1.ObjectsFS}}}
+	must(t, env.Client.Create(t.Context(), tenant))
+	must(t, env.Client.Delete(t.Context(), tenant))
+}

@@ -221,6 +221,11 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 		cfg.Store = spec.PostgresURL
 		cfg.Schema = kernelruntime.PostgresSchema(t)
 	}
+	if o := t.Spec.Objects; o != nil && o.Driver == smsv1.ObjectsFS {
+		cfg.Objects = "fs:" + filepath.Join(dir, "objects")
+	} else if o != nil {
+		cfg.Objects = kernelruntime.ObjectsSpec(t)
+	}
 	files := []struct {
 		name string
 		data []byte
@@ -231,6 +236,7 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 		{"model-key", []byte(spec.ModelKey), &cfg.Model.KeyFile},
 		{"model-script.json", spec.ModelScript, &cfg.Model.Script},
 		{"bootstrap-admin", spec.BootstrapAdmin, &cfg.BootstrapAdminFile},
+		{"objects-credentials", spec.ObjectsCredentials, &cfg.ObjectsCredentialsFile},
 	}
 	for _, f := range files {
 		if len(f.data) == 0 {

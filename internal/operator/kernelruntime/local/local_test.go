@@ -2,8 +2,10 @@ package local
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
@@ -84,5 +86,28 @@ func TestLocalAgent(t *testing.T) {
 	}
 	if want := (kernelcmd.Agent{Identity: "You keep $(the) books.", MaxSteps: 5}); cfg.Agent != want {
 		t.Errorf("agent = %+v, want %+v (no kubelet here: the identity as written)", cfg.Agent, want)
+	}
+}
+
+// TestLocalObjects: the local runtime gives a kernel files under its data
+// directory, or its S3 bucket with the credentials the operator read.
+// Seen failing with the credentials left unwritten (no
+// --objects-credentials-file).
+func TestLocalObjects(t *testing.T) {
+	l := New(Options{Dir: t.TempDir()})
+	ten := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"},
+		Spec: smsv1.TenantSpec{Objects: &smsv1.TenantObjects{Driver: smsv1.ObjectsFS}}}
+	dir := t.TempDir()
+	cfg, err := l.config(dir, kernelruntime.Spec{Tenant: ten})
+	if err != nil || cfg.Objects != "fs:"+filepath.Join(dir, "objects") {
+		t.Fatalf("fs: %q %v", cfg.Objects, err)
+	}
+	ten.Spec.Objects = &smsv1.TenantObjects{Driver: smsv1.ObjectsS3, S3: &smsv1.TenantS3{Bucket: "files", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s"}}}
+	cfg, err = l.config(dir, kernelruntime.Spec{Tenant: ten, ObjectsCredentials: []byte("AK\nSK\n")})
+	if err != nil || cfg.Objects != "s3://files?prefix=ns%2Fa%2F" {
+		t.Fatalf("s3: %q %v", cfg.Objects, err)
+	}
+	if raw, err := os.ReadFile(cfg.ObjectsCredentialsFile); err != nil || string(raw) != "AK\nSK\n" {
+		t.Fatalf("credentials file %q: %q %v", cfg.ObjectsCredentialsFile, raw, err)
 	}
 }
