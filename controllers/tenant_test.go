@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 

@@ -133,8 +133,9 @@ func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 		return cfg, fmt.Errorf("unknown storage driver %q: use sqlite or postgres", st.Driver)
 	}
 	if o := t.Spec.Objects; o != nil {
+		sqlite := t.Spec.Storage.Driver == "" || t.Spec.Storage.Driver == smsv1.StorageSQLite
 		switch {
-		case o.Driver == smsv1.ObjectsFS && !(t.Spec.Storage.Driver == "" || t.Spec.Storage.Driver == smsv1.StorageSQLite):
+		case o.Driver == smsv1.ObjectsFS && !sqlite:
 			return cfg, errors.New("spec.objects.driver fs keeps files on the kernel's volume, which only sqlite storage has: use s3")
 		case o.Driver == smsv1.ObjectsFS:
 			cfg.Objects = "fs:" + k8sDataPath + "/objects"
