@@ -6,6 +6,7 @@
 #   eval "$(hack/s3.sh start)"   # exports SMS_TEST_S3_ENDPOINT, SMS_TEST_S3_ACCESS_KEY,
 #                                # SMS_TEST_S3_SECRET_KEY and SMS_S3_DIR
 #   hack/s3.sh stop [DIR]        # DIR defaults to $SMS_S3_DIR
+#   hack/s3.sh build             # only build the binary (and print its path)
 #
 # The cache is ${XDG_CACHE_HOME:-~/.cache}/sms-s3/versitygw-$VERSITYGW_VERSION;
 # SMS_S3_BIN names a versitygw binary to use instead. Every start gets its own
@@ -26,12 +27,17 @@ binary() {
 		return
 	fi
 	local dir="${XDG_CACHE_HOME:-$HOME/.cache}/sms-s3/versitygw-$VERSITYGW_VERSION"
+	mkdir -p "$dir"
+	# One build at a time: CI builds it in the background while a test run
+	# may ask for it; the second waits and reuses the first's binary.
+	exec 9>"$dir.lock"
+	flock 9
 	if [[ ! -x "$dir/versitygw" ]]; then
-		log "building versitygw $VERSITYGW_VERSION into $dir (once; about a minute)"
-		mkdir -p "$dir"
+		log "building versitygw $VERSITYGW_VERSION into $dir (once; about two minutes on empty caches)"
 		GOBIN="$dir" GOFLAGS=-mod=mod go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION" >&2 ||
 			die "go install github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION failed"
 	fi
+	exec 9>&-
 	printf '%s\n' "$dir/versitygw"
 }
 
@@ -74,9 +80,10 @@ stop() {
 
 case "${1:-}" in
 start) start ;;
+build) binary ;;
 stop) stop "${2:-}" ;;
 *)
-	printf 'usage: hack/s3.sh start\n       hack/s3.sh stop [DIR]\n' >&2
+	printf 'usage: hack/s3.sh start\n       hack/s3.sh stop [DIR]\n       hack/s3.sh build\n' >&2
 	exit 2
 	;;
 esac

@@ -3,11 +3,13 @@ package services
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/sms-baseline/sms/baseline/baselinetest"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/drivers/objects/memory"
 	"github.com/sms-baseline/sms/kernel"
@@ -129,5 +131,97 @@ func TestFileBounds(t *testing.T) {
 	recs, _ := e.ormService().Read(orm.Sudo(context.Background()), "invoice", []int64{c}, orm.ReadSpec{"scan": nil})
 	if recs[0]["scan"] != nil {
 		t.Fatalf("a partial upload changed the record: %v", recs[0])
+	}
+}
+
+// holding is an object store whose puts wait until released, so a test
+// can keep uploads in flight.
+type holding struct {
+	contracts.ObjectStore
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *holding) Put(ctx context.Context, key string, body io.Reader, o contracts.PutOptions) (contracts.ObjectInfo, error) {
+	h.entered <- struct{}{}
+	<-h.release
+	return h.ObjectStore.Put(ctx, key, body, o)
+}
+
+// TestUploadsInFlight: a caller with as many uploads in flight as the
+// limit is refused another, naming the limit, while another caller's
+// upload goes on; once the uploads end the caller may upload again. Seen
+// failing with the per-caller count removed from reserve (the third
+// upload waited in the store).
+func TestUploadsInFlight(t *testing.T) {
+	st := &holding{ObjectStore: memory.New(), entered: make(chan struct{}, 8), release: make(chan struct{})}
+	e := boot(t, options{objects: st, plugins: []kernel.Plugin{scans()}, orm: orm.Options{Objects: orm.ObjectLimits{PerCaller: 2}}})
+	cleo, carl := e.user("cleo", "clerks"), e.user("carl", "clerks")
+	ids := []int64{e.create(cleo, map[string]any{"number": "A"}), e.create(cleo, map[string]any{"number": "B"}), e.create(cleo, map[string]any{"number": "C"})}
+	mine := e.create(carl, map[string]any{"number": "D"})
+	up := func(h http.Header, id int64) baselinetest.Response {
+		return e.Do("PUT", fmt.Sprintf("/api/orm/invoice/%d/scan", id), strings.NewReader("scan"), h)
+	}
+	done := make(chan baselinetest.Response, 3)
+	for _, id := range ids[:2] {
+		go func() { done <- up(cleo, id) }()
+	}
+	<-st.entered
+	<-st.entered
+	third := make(chan baselinetest.Response, 1)
+	go func() { third <- up(cleo, ids[2]) }()
+	select {
+	case r := <-third:
+		if r.Status != 429 || !strings.Contains(string(r.Body), "has 2 uploads in flight; the limit is 2 per caller") {
+			t.Fatalf("a third upload in flight: %d %s", r.Status, r.Body)
+		}
+	case <-st.entered:
+		close(st.release)
+		t.Fatal("a third upload in flight reached the store")
+	}
+	go func() { done <- up(carl, mine) }()
+	<-st.entered // carl's upload is not held back by cleo's
+	close(st.release)
+	for range 3 {
+		if r := <-done; r.Status != 200 {
+			t.Fatalf("an upload in flight: %d %s", r.Status, r.Body)
+		}
+	}
+	go func() { <-st.entered }()
+	if r := up(cleo, ids[2]); r.Status != 200 {
+		t.Fatalf("an upload after the others ended: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestFilesOutliveDisable: disabling the plugin that declares a binary
+// field keeps its files; enabling it again serves them as before. The
+// field withdraws the same way whoever declared it, so the test disables
+// a system plugin with ForceDisable. Seen failing with the files dropped
+// when the field leaves the schema (a withdraw observer that deleted
+// the files under orm/).
+func TestFilesOutliveDisable(t *testing.T) {
+	st := memory.New()
+	e := boot(t, options{objects: st, plugins: []kernel.Plugin{scans()}})
+	cleo := e.user("cleo", "clerks")
+	id := e.create(cleo, map[string]any{"number": "A"})
+	path := fmt.Sprintf("/api/orm/invoice/%d/scan", id)
+	if r := e.Do("PUT", path, strings.NewReader("%PDF kept"), cleo); r.Status != 200 {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+	ctx := context.Background()
+	if err := e.Kernel.ForceDisable(ctx, "app.scans"); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(t, st); len(got) != 1 {
+		t.Fatalf("objects after disabling the plugin: %v", got)
+	}
+	if r := e.Do("GET", path, nil, cleo); r.Status != 400 || !strings.Contains(string(r.Body), "has no binary field") {
+		t.Fatalf("download with the field gone: %d %s", r.Status, r.Body)
+	}
+	if err := e.Kernel.Enable(ctx, "app.scans"); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.Do("GET", path, nil, cleo); r.Status != 200 || string(r.Body) != "%PDF kept" {
+		t.Fatalf("download after enabling again: %d %s", r.Status, r.Body)
 	}
 }
