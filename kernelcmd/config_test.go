@@ -14,6 +14,7 @@ var full = Config{
 	Store:                    "postgres://sms:secret@db:5432/sms",
 	Schema:                   "tenant_a",
 	Name:                     "tenant-a",
+	Tenant:                   "acme/tenant-a",
 	TokenFile:                "/var/run/sms/token",
 	TokenAuthFile:            "/var/run/sms/tokens.csv",
 	AdminListen:              "0.0.0.0:9001",

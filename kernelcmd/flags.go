@@ -21,6 +21,7 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Store, "store", Defaults.Store, baseline.StoreForms())
 	fs.StringVar(&c.Schema, "schema", Defaults.Schema, "Postgres schema of this tenant (default public)")
 	fs.StringVar(&c.Name, "name", Defaults.Name, "name of the kernel in logs and the admin API")
+	fs.StringVar(&c.Tenant, "tenant", Defaults.Tenant, "NAMESPACE/NAME of the Tenant this kernel runs for (set by the operator): approvals name the Approval object that decides them")
 	fs.StringVar(&c.TokenFile, "admin-token-file", Defaults.TokenFile, "file holding the admin bearer token, which has every scope (default: admin API open)")
 	fs.StringVar(&c.TokenAuthFile, "token-auth-file", Defaults.TokenAuthFile, `file of scoped credentials, one token,name,"read,chat,approve,admin" line each`)
 	fs.StringVar(&c.AdminListen, "admin-listen", Defaults.AdminListen, "serve the admin API on this address of its own; --listen then serves the application's routes only")

@@ -14,6 +14,8 @@ import (
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/kernelcmd/kernelconfig"
+	"github.com/sms-baseline/sms/plugins/adminapi"
+	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	"github.com/sms-baseline/sms/plugins/agentloop"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 )
@@ -48,6 +50,10 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 	if err := baseline.CheckServices(c.SystemPlugins); err != nil {
 		return nil, fmt.Errorf("--system-plugins: %w", err)
 	}
+	tenant, err := parseTenant(c.Tenant)
+	if err != nil {
+		return nil, err
+	}
 	if n := c.Agent.MaxSteps; n < 0 || n > kernelconfig.MaxAgentSteps {
 		return nil, fmt.Errorf("--agent-max-steps %d: want 1 to %d, or 0 for the default", n, kernelconfig.MaxAgentSteps)
 	}
@@ -71,7 +77,8 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 	b, err := baseline.New(ctx, baseline.Options{Name: c.Name, Store: st, Executor: exec, AdminToken: token, Credentials: creds,
 		Logger: logger, Model: model, Fault: faultHook(), Auth: users, Plugins: plugins, Services: c.SystemPlugins, Objects: objects,
 		Agent:  agentloop.Options{Identity: c.Agent.Identity, MaxSteps: c.Agent.MaxSteps},
-		Policy: judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes}})
+		Policy: judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes},
+		Admin:  adminapi.Options{Tenant: tenant}})
 	if err != nil {
 		return nil, err // New closed the store
 	}
@@ -178,4 +185,25 @@ func redact(spec string) string {
 		return scheme + "://…@" + spec[i+1:]
 	}
 	return spec
+}
+
+// parseTenant reads --tenant NAMESPACE/NAME; empty is no tenant.
+func parseTenant(s string) (*adminv1.TenantRef, error) {
+	if s == "" {
+		return nil, nil
+	}
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || !dnsLabel(ns) || !dnsLabel(name) {
+		return nil, fmt.Errorf("--tenant %q: want NAMESPACE/NAME, both lowercase DNS labels", s)
+	}
+	return &adminv1.TenantRef{Namespace: ns, Name: name}, nil
+}
+
+// dnsLabel reports whether s is a DNS label: 1 to 63 of a-z, 0-9 and -,
+// starting and ending with a letter or digit.
+func dnsLabel(s string) bool {
+	if len(s) == 0 || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	return strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == ""
 }

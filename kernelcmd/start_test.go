@@ -109,7 +109,9 @@ func TestStartRefusesBadSettings(t *testing.T) {
 		{"missing token file", func(c *Config, dir string) { c.TokenFile = filepath.Join(dir, "none") }, "--admin-token-file: "},
 		{"bad store", func(c *Config, _ string) { c.Store = "mysql://db" }, "--store: "},
 		{"too many agent steps", func(c *Config, _ string) { c.Agent.MaxSteps = 65 }, "--agent-max-steps 65: want 1 to 64"},
-		{"unknown system plugin", func(c *Config, _ string) { c.SystemPlugins = []string{"rpc", "console"} }, `--system-plugins: unknown system plugin "console": the optional system plugins are audit, automation, meta, rpc`},
+		{"unknown system plugin", func(c *Config, _ string) { c.SystemPlugins = []string{"rpc", "mail"} }, `--system-plugins: unknown system plugin "mail": the optional system plugins are audit, automation, meta, rpc, console`},
+		{"tenant without a namespace", func(c *Config, _ string) { c.Tenant = "shop" }, `--tenant "shop": want NAMESPACE/NAME, both lowercase DNS labels`},
+		{"tenant not a DNS label", func(c *Config, _ string) { c.Tenant = "acme/Shop_1" }, `--tenant "acme/Shop_1": want NAMESPACE/NAME`},
 		{"unknown objects form", func(c *Config, _ string) { c.Objects = "ftp://bucket" }, `--objects "ftp://bucket": want memory, fs:PATH or s3://`},
 		{"s3 without credentials", func(c *Config, _ string) { c.Objects = "s3://files" }, "--objects s3://BUCKET needs --objects-credentials-file"},
 		{"bad credentials file", func(c *Config, dir string) {

@@ -19,6 +19,10 @@ type Config struct {
 	Schema string
 	// Name names the kernel in logs and the admin API.
 	Name string
+	// Tenant is NAMESPACE/NAME of the Tenant the kernel runs for, set by
+	// the operator: the admin API then says, for each approval, which
+	// Approval object decides it.
+	Tenant string
 	// TokenFile holds the admin bearer token: a credential named admin with
 	// every scope. With neither it nor TokenAuthFile the admin API is open.
 	TokenFile string
@@ -61,7 +65,7 @@ type Config struct {
 	SensitivePoints []string
 	SensitiveScopes []string
 	// SystemPlugins turns optional system plugins on by name
-	// (baseline.Services: audit, automation, meta, rpc).
+	// (baseline.Services: audit, automation, meta, rpc, console).
 	SystemPlugins []string
 	// Objects is the object store for files: memory, fs:PATH or
 	// s3://BUCKET?endpoint=...&region=...&prefix=...; empty for none.
@@ -120,6 +124,7 @@ func (c Config) Args() []string {
 	add("store", c.Store, Defaults.Store)
 	add("schema", c.Schema, "")
 	add("name", c.Name, Defaults.Name)
+	add("tenant", c.Tenant, "")
 	add("admin-token-file", c.TokenFile, "")
 	add("token-auth-file", c.TokenAuthFile, "")
 	add("admin-listen", c.AdminListen, "")

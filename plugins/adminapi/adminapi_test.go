@@ -34,6 +34,8 @@ type options struct {
 	token string
 	creds []smshttp.Credential
 	ready func() error
+	// tenant is the Tenant the kernel runs for (adminapi.Options.Tenant).
+	tenant *adminv1.TenantRef
 }
 
 func setup(t *testing.T, opts options, extra ...kernel.Plugin) fixture {
@@ -45,7 +47,7 @@ func setup(t *testing.T, opts options, extra ...kernel.Plugin) fixture {
 		creds = append(creds, smshttp.Credential{Name: "admin", Token: opts.token, Scopes: smshttp.Scopes})
 	}
 	plugins := append([]kernel.Plugin{smshttp.Plugin(smshttp.Options{Credentials: creds}),
-		judge.New(judge.Options{Executor: exec}).Plugin(), adminapi.Plugin(adminapi.Options{Ready: opts.ready})}, extra...)
+		judge.New(judge.Options{Executor: exec}).Plugin(), adminapi.Plugin(adminapi.Options{Ready: opts.ready, Tenant: opts.tenant})}, extra...)
 	for _, p := range plugins {
 		if err := k.Install(p); err != nil {
 			t.Fatal(err)

@@ -1,5 +1,7 @@
 package adminapi
 
+import "github.com/sms-baseline/sms/plugins/adminapi/adminv1"
+
 // PluginID is the id of the admin API plugin.
 const PluginID = "sms.adminapi"
 
@@ -26,6 +28,10 @@ type Options struct {
 	// MaxStreams bounds the streams, event and chat together, open at once
 	// in the kernel. Default DefaultMaxStreams.
 	MaxStreams int
+	// Tenant names the Tenant the kernel runs for under the operator.
+	// Then decisions come through Approval objects, and each approval the
+	// API shows says which (adminv1.Approval.Object).
+	Tenant *adminv1.TenantRef
 }
 
 // The defaults of Options.

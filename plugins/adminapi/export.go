@@ -53,7 +53,7 @@ func (a *admin) status(_ context.Context, r *smshttp.Request) (*smshttp.Response
 	}
 	for _, p := range a.judge.Pending() {
 		if p.PluginID == id {
-			out.Pending = append(out.Pending, wireApproval(p))
+			out.Pending = append(out.Pending, a.located([]adminv1.Approval{wireApproval(p)})...)
 		}
 	}
 	if out.Fiber == nil && len(out.Pending) == 0 {

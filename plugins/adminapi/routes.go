@@ -26,11 +26,13 @@ func (a *admin) routes() []smshttp.Route {
 		route("POST", adminv1.RoutePlugins, chat, a.submit),
 		route("GET", adminv1.RoutePlugin, read, a.export),
 		route("GET", adminv1.RoutePluginStatus, read, a.status),
+		route("GET", adminv1.RoutePluginVersions, read, a.versions),
+		route("GET", adminv1.RoutePluginVersion, read, a.versionCode),
 		route("POST", adminv1.RoutePluginEnable, adm, a.toggle(true)),
 		route("POST", adminv1.RoutePluginDisable, adm, a.toggle(false)),
 		route("DELETE", adminv1.RoutePlugin, adm, a.uninstall),
 		route("GET", adminv1.RouteApprovals, read, func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
-			return answer(adminv1.Approvals{Approvals: wireApprovals(a.judge.Pending())}), nil
+			return answer(adminv1.Approvals{Approvals: a.located(wireApprovals(a.judge.Pending()))}), nil
 		}),
 		route("POST", adminv1.RouteApprove, approve, a.decide(true)),
 		route("POST", adminv1.RouteReject, approve, a.decide(false)),

@@ -63,6 +63,18 @@ func wireApproval(a judge.Approval) adminv1.Approval {
 		Requested: a.Requested}
 }
 
+// located adds to each approval where the operator asks about it, when
+// the kernel runs for a Tenant.
+func (a *admin) located(in []adminv1.Approval) []adminv1.Approval {
+	if a.opts.Tenant == nil {
+		return in
+	}
+	for i := range in {
+		in[i].Object = adminv1.NewApprovalObject(*a.opts.Tenant, in[i].ID)
+	}
+	return in
+}
+
 func wireApprovals(in []judge.Approval) []adminv1.Approval {
 	if in == nil {
 		return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -75,14 +76,20 @@ func by(a *smsv1.Approval) string {
 }
 
 // findApproval resolves name: an Approval ("approval/NAME" or NAME), else
-// a Plugin ("plugin/NAME" or NAME) whose status points at its Approval.
+// a Plugin ("plugin/NAME" or NAME) whose status points at its Approval;
+// "kernel-approval/ID" is the undecided Approval of a kernel's approval
+// id, as a kernel's console names it.
 func findApproval(ctx context.Context, c client.Client, ns, name string) (*smsv1.Approval, error) {
 	kind, bare := "", name
 	if k, n, ok := strings.Cut(name, "/"); ok {
 		kind, bare = strings.TrimSuffix(strings.TrimSuffix(k, ".sms.dev"), "s"), n
 	}
-	if kind != "" && kind != "approval" && kind != "plugin" {
-		return nil, fmt.Errorf("%q: name a plugin or an approval (plugin/NAME, approval/NAME or NAME)", name)
+	switch kind {
+	case "", "approval", "plugin":
+	case "kernel-approval":
+		return byKernelApproval(ctx, c, ns, bare)
+	default:
+		return nil, fmt.Errorf("%q: name a plugin or an approval (plugin/NAME, approval/NAME, kernel-approval/ID or NAME)", name)
 	}
 	var a smsv1.Approval
 	if kind != "plugin" {
@@ -122,4 +129,31 @@ func verdict(p *smsv1.Plugin) string {
 		return string(v.Result) + " by " + v.Gate
 	}
 	return string(v.Result)
+}
+
+// byKernelApproval finds the one undecided Approval in ns for kernel
+// approval id.
+func byKernelApproval(ctx context.Context, c client.Client, ns, id string) (*smsv1.Approval, error) {
+	var list smsv1.ApprovalList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	var found []*smsv1.Approval
+	for i := range list.Items {
+		if a := &list.Items[i]; a.Spec.KernelApprovalID == id && a.Spec.Decision == "" && a.DeletionTimestamp.IsZero() &&
+			!meta.IsStatusConditionTrue(a.Status.Conditions, smsv1.ConditionExpired) {
+			found = append(found, a)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("no undecided approval for kernel approval %s in namespace %s", id, ns)
+	case 1:
+		return found[0], nil
+	}
+	names := make([]string, len(found))
+	for i, a := range found {
+		names[i] = a.Name
+	}
+	return nil, fmt.Errorf("kernel approval %s has %d undecided approvals in namespace %s (%s): name one", id, len(found), ns, strings.Join(names, ", "))
 }

@@ -211,3 +211,32 @@ func TestStatusShowsPendingApprovals(t *testing.T) {
 		t.Errorf("status ghost: %v", err)
 	}
 }
+
+// TestApproveByKernelApproval: kernel-approval/ID, the form a kernel's
+// console prints, approves the one undecided Approval that records that
+// kernel approval id; none left, or two, are errors that say so. Seen
+// failing with decided Approvals counted (the second approve found one).
+func TestApproveByKernelApproval(t *testing.T) {
+	testenv.Need(t)
+	withID := func(name, id string) {
+		a := approval(t, name, "hi")
+		a.Spec.KernelApprovalID = id
+		must(t, env.Client.Update(context.Background(), a))
+	}
+	withID("hi-1111111111", "agent.hi-11")
+	out, err := kubectlSms(t, "approve", "kernel-approval/agent.hi-11")
+	must(t, err)
+	if !strings.Contains(out, "approval.sms.dev/hi-1111111111 approved") {
+		t.Errorf("output: %q", out)
+	}
+	if _, err := kubectlSms(t, "approve", "kernel-approval/agent.hi-11"); err == nil ||
+		!strings.Contains(err.Error(), "no undecided approval for kernel approval agent.hi-11 in namespace default") {
+		t.Fatalf("approve again: %v", err)
+	}
+	withID("hi-2222222222", "agent.hi-22")
+	withID("hi-2222222222-2", "agent.hi-22")
+	if _, err := kubectlSms(t, "approve", "kernel-approval/agent.hi-22"); err == nil ||
+		!strings.Contains(err.Error(), "kernel approval agent.hi-22 has 2 undecided approvals in namespace default (hi-2222222222, hi-2222222222-2): name one") {
+		t.Fatalf("two undecided: %v", err)
+	}
+}

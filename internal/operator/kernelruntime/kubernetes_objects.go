@@ -104,6 +104,7 @@ func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 		Listen:        fmt.Sprintf("0.0.0.0:%d", k8sPort),
 		AdminListen:   fmt.Sprintf("0.0.0.0:%d", k8sAdminPort),
 		Name:          t.Namespace + "/" + t.Name,
+		Tenant:        t.Namespace + "/" + t.Name,
 		TokenFile:     k8sAdminPath + "/" + smsv1.SecretKeyToken,
 		TokenAuthFile: k8sChatPath + "/" + smsv1.SecretKeyTokenAuth,
 		Executor:      string(t.Spec.Executor),

@@ -27,6 +27,9 @@ func TestKubernetesEnsureUpdatesStatefulSet(t *testing.T) {
 	tenant := k8sTenant(t, "upd", nil)
 	k8sEnsure(t, tenant)
 	before, _ := k8sObjects(t, tenant)
+	if f := k8sFlags(t, k8sContainer(t, before).Args); f["tenant"] != tenant.Namespace+"/"+tenant.Name {
+		t.Errorf("args = %q, want --tenant %s/%s", k8sContainer(t, before).Args, tenant.Namespace, tenant.Name)
+	}
 
 	tenant.Spec.Judge.AutoApprove = true
 	tenant.Spec.Image = "registry.example/other:latest"

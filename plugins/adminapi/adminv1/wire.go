@@ -122,6 +122,9 @@ type Approval struct {
 	RequestedBy string    `json:"requestedBy"`
 	Reasons     []string  `json:"reasons"`
 	Requested   time.Time `json:"requested"`
+	// Object is where the operator asks a human about it, on a kernel
+	// that runs for a Tenant (started with --tenant); nil otherwise.
+	Object *ApprovalObject `json:"object,omitempty"`
 }
 
 // Approvals is the answer of GET /api/approvals.
@@ -143,6 +146,32 @@ type Installed struct {
 	Code     string   `json:"code"`
 	CodeHash string   `json:"codeHash"`
 	Enabled  bool     `json:"enabled"`
+}
+
+// MaxVersions is how many of a plugin's versions GET
+// /api/plugins/{id}/versions lists: the newest ones.
+const MaxVersions = 20
+
+// PluginVersion is one version of an agent plugin the kernel installed.
+type PluginVersion struct {
+	Version     string `json:"version"`
+	CodeHash    string `json:"codeHash"`
+	RequestedBy string `json:"requestedBy,omitempty"`
+	// Time is when the version was committed.
+	Time time.Time `json:"time"`
+}
+
+// PluginVersions is the answer of GET /api/plugins/{id}/versions: the
+// versions installed, oldest first, at most MaxVersions.
+type PluginVersions struct {
+	Versions []PluginVersion `json:"versions"`
+}
+
+// PluginVersionCode is the answer of GET
+// /api/plugins/{id}/versions/{hash}: one version and its code.
+type PluginVersionCode struct {
+	PluginVersion
+	Code string `json:"code"`
 }
 
 // PluginStatus is the answer of GET /api/plugins/{id}/status: what the
