@@ -78,7 +78,7 @@ type Options struct {
 	// fields there. Close does not close it.
 	Objects contracts.ObjectStore
 	// Services turns on optional system plugins by name (Services lists
-	// them: audit, automation, meta, rpc); all are off by default.
+	// them: audit, automation, meta, rpc, console); all are off by default.
 	// Turning one off keeps its tables.
 	Services []string
 	// ServiceOptions configure the services that are on.

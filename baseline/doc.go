@@ -5,7 +5,7 @@
 // collections, scheduler, the ORM; with Options.Auth, auth and rbac (the
 // ORM's and the collections' guard, both then closed without it); the
 // optional system plugins Options.Services turns on (audit, automation,
-// meta, rpc; Services lists them); the judge; with a model, the model key and the agent loop; last the admin
+// meta, rpc, console; Services lists them); the judge; with a model, the model key and the agent loop; last the admin
 // API. Then the application's own
 // plugins (Options.Plugins). It restores agent plugins from the event log
 // and fails unless every system plugin is active. The result serves HTTP through Handler and runs due

@@ -10,6 +10,7 @@ import (
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/audit"
 	"github.com/sms-baseline/sms/plugins/automation"
+	"github.com/sms-baseline/sms/plugins/console"
 	"github.com/sms-baseline/sms/plugins/meta"
 	"github.com/sms-baseline/sms/plugins/rpc"
 )
@@ -21,10 +22,11 @@ const (
 	ServiceAutomation = "automation"
 	ServiceMeta       = "meta"
 	ServiceRPC        = "rpc"
+	ServiceConsole    = "console"
 )
 
 // Services lists the optional system plugins in install order.
-var Services = []string{ServiceAudit, ServiceAutomation, ServiceMeta, ServiceRPC}
+var Services = []string{ServiceAudit, ServiceAutomation, ServiceMeta, ServiceRPC, ServiceConsole}
 
 // ServiceOptions configure the optional system plugins that are on.
 type ServiceOptions struct {
@@ -34,6 +36,8 @@ type ServiceOptions struct {
 	Automation automation.Options
 	// RPC configures /api/rpc (its bounds).
 	RPC rpc.Options
+	// Console configures the console page (its stylesheet).
+	Console console.Options
 }
 
 // CheckServices refuses an unknown or repeated service name, naming the
@@ -76,6 +80,9 @@ func services(opts Options, actAs func(context.Context, string) context.Context)
 		r := opts.ServiceOptions.RPC
 		r.Users = r.Users || users
 		out = append(out, rpc.Plugin(r))
+	}
+	if on(ServiceConsole) {
+		out = append(out, console.Plugin(opts.ServiceOptions.Console))
 	}
 	return out
 }

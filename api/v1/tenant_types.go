@@ -164,7 +164,7 @@ type TenantS3 struct {
 }
 
 // SystemPlugin names an optional system plugin of a Tenant's kernels.
-// +kubebuilder:validation:Enum=audit;automation;meta;rpc
+// +kubebuilder:validation:Enum=audit;automation;meta;rpc;console
 type SystemPlugin string
 
 // The optional system plugins (the kernel's --system-plugins names).
@@ -173,10 +173,11 @@ const (
 	SystemPluginAutomation SystemPlugin = "automation"
 	SystemPluginMeta       SystemPlugin = "meta"
 	SystemPluginRPC        SystemPlugin = "rpc"
+	SystemPluginConsole    SystemPlugin = "console"
 )
 
 // SystemPlugins lists every SystemPlugin, in the kernel's install order.
-var SystemPlugins = []SystemPlugin{SystemPluginAudit, SystemPluginAutomation, SystemPluginMeta, SystemPluginRPC}
+var SystemPlugins = []SystemPlugin{SystemPluginAudit, SystemPluginAutomation, SystemPluginMeta, SystemPluginRPC, SystemPluginConsole}
 
 // Executors: the names of the kernel's executor drivers, the default
 // first.
@@ -210,7 +211,8 @@ type TenantSpec struct {
 	// SystemPlugins turns optional system plugins on: audit (messages,
 	// followers, activities and tracked fields on records), automation
 	// (actions on writes and on a schedule), meta (views, actions, menus)
-	// and rpc (batched ORM calls at /api/rpc). All are off by default;
+	// rpc (batched ORM calls at /api/rpc) and console (a page at /console
+	// to chat with the agent and see its plugins). All are off by default;
 	// turning one off keeps its tables. The API server refuses an unknown
 	// name, listing the valid ones, and a name given twice.
 	// +listType=set

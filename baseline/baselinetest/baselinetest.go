@@ -17,6 +17,7 @@ import (
 	"github.com/sms-baseline/sms/drivers/model/scripted"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/plugins/adminapi"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 	"github.com/sms-baseline/sms/plugins/agentloop"
 	"github.com/sms-baseline/sms/plugins/auth"
@@ -60,6 +61,8 @@ type Options struct {
 	// and ServiceOptions configures them.
 	Services       []string
 	ServiceOptions baseline.ServiceOptions
+	// Admin configures the admin API (baseline.Options.Admin).
+	Admin adminapi.Options
 	// Store, when set, is the kernel's store (closed with the kernel); the
 	// default is a private in-memory SQLite database.
 	Store contracts.Store
@@ -82,6 +85,7 @@ func New(t testing.TB, opts Options) *Env {
 		Name: "test", Plugins: opts.Plugins, AdminToken: opts.AdminToken, Credentials: opts.Credentials, Model: model,
 		Policy: judge.Policy{AutoApprove: !opts.Approvals}, Auth: opts.Auth, Store: opts.Store, Logger: opts.Logger,
 		Executor: opts.Executor, Agent: opts.Agent, Services: opts.Services, ServiceOptions: opts.ServiceOptions, Objects: opts.Objects, ORM: opts.ORM,
+		Admin: opts.Admin,
 	})
 	if err != nil {
 		t.Fatalf("baselinetest: boot: %v", err)

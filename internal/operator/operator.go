@@ -49,6 +49,9 @@ type Options struct {
 	// LocalImages maps, in the local runtime, a Tenant's spec.image to the
 	// kernel binary run for it as a child process.
 	LocalImages map[string]string
+	// LocalSystemPlugins are, in the local runtime, optional system
+	// plugins every kernel runs (manager dev's console).
+	LocalSystemPlugins []string
 	// Logger receives the local kernels' logs.
 	Logger *slog.Logger
 	// MetricsAddr serves Prometheus metrics; "0" disables them.
@@ -178,7 +181,8 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 			kernelruntime.KubernetesOptions{Image: opts.KernelImage, OperatorNamespace: opts.OperatorNamespace})
 	case RuntimeLocal:
 		local := localruntime.New(localruntime.Options{Dir: opts.DataDir, Executor: opts.LocalExecutor,
-			DefaultModel: opts.LocalModel, Images: opts.LocalImages, Logger: opts.Logger})
+			DefaultModel: opts.LocalModel, Images: opts.LocalImages, Logger: opts.Logger,
+			SystemPlugins: opts.LocalSystemPlugins})
 		op.Runtime, op.Close = local, local.Close
 	default:
 		return nil, fmt.Errorf("runtime %q: want kubernetes or local", opts.Runtime)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/internal/operator"
 	"github.com/sms-baseline/sms/kernelcmd"
 )
@@ -116,7 +117,8 @@ func (e *Env) newOperator(opts Options) error {
 	e.op, err = operator.New(user.Config(), operator.Options{
 		Runtime: operator.RuntimeLocal, DataDir: filepath.Join(e.Dir, "data"),
 		LocalExecutor: opts.Executor, LocalModel: opts.Model, LocalImages: opts.Images, Logger: opts.Logger,
-		MetricsAddr: "0", ProbeAddr: "0", OperatorUser: operatorUser,
+		LocalSystemPlugins: []string{baseline.ServiceConsole},
+		MetricsAddr:        "0", ProbeAddr: "0", OperatorUser: operatorUser,
 		Webhook: webhook.Options{Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir},
 	})
 	return err

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,9 @@ type Options struct {
 	// the arguments the kubernetes runtime gives its pod; a tenant without
 	// spec.image runs the manager's own kernel inside this process.
 	Images map[string]string
+	// SystemPlugins are optional system plugins every kernel runs on top
+	// of its tenant's spec.systemPlugins (manager dev's console).
+	SystemPlugins []string
 }
 
 // Runtime runs kernels inside this process, or as child processes for
@@ -199,9 +203,15 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 	}
 	cfg := kernelcmd.Config{
 		Name:        t.Namespace + "/" + t.Name,
+		Tenant:      t.Namespace + "/" + t.Name,
 		Store:       "sqlite:" + filepath.Join(dir, "kernel.db"),
 		Executor:    string(t.Spec.Executor),
 		AutoApprove: t.Spec.Judge.AutoApprove, SystemPlugins: kernelruntime.SystemPluginNames(t.Spec.SystemPlugins),
+	}
+	for _, p := range l.opts.SystemPlugins {
+		if !slices.Contains(cfg.SystemPlugins, p) {
+			cfg.SystemPlugins = append(cfg.SystemPlugins, p)
+		}
 	}
 	if cfg.Executor == "" {
 		cfg.Executor = string(smsv1.ExecutorIsolated)

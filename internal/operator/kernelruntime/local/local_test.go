@@ -3,6 +3,7 @@ package local
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -109,5 +110,25 @@ func TestLocalObjects(t *testing.T) {
 	}
 	if raw, err := os.ReadFile(cfg.ObjectsCredentialsFile); err != nil || string(raw) != "AK\nSK\n" {
 		t.Fatalf("credentials file %q: %q %v", cfg.ObjectsCredentialsFile, raw, err)
+	}
+}
+
+// Every kernel gets the runtime's system plugins on top of its tenant's
+// (manager dev's console), once each, and names its Tenant. Seen failing
+// with Options.SystemPlugins not read by config.
+func TestLocalSystemPlugins(t *testing.T) {
+	l := New(Options{Dir: t.TempDir(), SystemPlugins: []string{"console"}})
+	ten := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"}}
+	ten.Spec.SystemPlugins = []smsv1.SystemPlugin{smsv1.SystemPluginRPC, smsv1.SystemPluginConsole}
+	cfg, err := l.config(t.TempDir(), kernelruntime.Spec{Tenant: ten})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.SystemPlugins, []string{"rpc", "console"}) || cfg.Tenant != "ns/a" {
+		t.Errorf("system plugins %q, tenant %q; want [rpc console], ns/a", cfg.SystemPlugins, cfg.Tenant)
+	}
+	ten.Spec.SystemPlugins = nil
+	if cfg, _ = l.config(t.TempDir(), kernelruntime.Spec{Tenant: ten}); !slices.Equal(cfg.SystemPlugins, []string{"console"}) {
+		t.Errorf("system plugins of a tenant naming none: %q, want [console]", cfg.SystemPlugins)
 	}
 }

@@ -1,0 +1,415 @@
+// The sms console. Everything it shows comes from the kernel's own routes,
+// which check the caller; every text from the kernel goes into the page as
+// text (el() makes text nodes), never as HTML.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const MAX_EVENTS = 500;
+const ui = { me: null, token: sessionStorage.getItem('sms-token') || '', state: null, events: [], after: 0, picked: '' };
+const chatSession = sessionStorage.getItem('sms-chat') || 'console-' + Math.random().toString(36).slice(2, 10);
+sessionStorage.setItem('sms-chat', chatSession);
+
+// el builds an element; string children become text nodes.
+function el(tag, props, ...kids) {
+  const n = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (k === 'class') n.className = v;
+    else if (k.startsWith('on')) n.addEventListener(k.slice(2), v);
+    else n.setAttribute(k, v);
+  }
+  for (const k of kids.flat()) {
+    if (k === null || k === undefined || k === false) continue;
+    n.append(k instanceof Node ? k : document.createTextNode(String(k)));
+  }
+  return n;
+}
+
+function headers(extra) {
+  const h = { 'X-Sms-Csrf': '1', ...extra };
+  if (ui.token) h.Authorization = 'Bearer ' + ui.token;
+  return h;
+}
+
+// api calls a kernel route (relative to the page, so a path prefix holds)
+// and returns {status, body}.
+async function api(method, path, body) {
+  const init = { method, headers: headers({ Accept: 'application/json' }), credentials: 'same-origin' };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers['Content-Type'] = 'application/json';
+  }
+  const r = await fetch(path, init);
+  let data = null;
+  try { data = await r.json(); } catch (e) { data = null; }
+  return { status: r.status, body: data };
+}
+
+function errorOf(r) {
+  return (r.body && r.body.error && r.body.error.message) || 'HTTP ' + r.status;
+}
+
+function say(text) { $('status').textContent = text || ''; }
+
+// readSSE reads a server-sent event stream, calling fn with each data frame.
+async function readSSE(resp, fn) {
+  const reader = resp.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '', data = [], id = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += dec.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i).replace(/\r$/, '');
+      buf = buf.slice(i + 1);
+      if (line === '') {
+        if (data.length) fn(data.join('\n'), id);
+        data = []; id = '';
+      } else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+      else if (line.startsWith('id:')) id = line.slice(3).trim();
+    }
+  }
+}
+
+// ---- signing in ----
+
+async function start() {
+  const me = await api('GET', 'api/auth/me');
+  ui.me = me.status === 200 ? me.body : null;
+  const st = await api('GET', 'api/state');
+  // With users on, people sign in; without, a token opens a guarded kernel.
+  if ((ui.me && !ui.me.authenticated && !ui.token) || st.status === 401) {
+    return showSignin(me.status === 200);
+  }
+  $('signin').hidden = true;
+  $('tabs').hidden = false;
+  $('logout').hidden = !(ui.me && ui.me.authenticated) && !ui.token;
+  $('who').textContent = ui.me && ui.me.authenticated ? ui.me.name : ui.token ? 'token' : 'open kernel';
+  if (st.status === 200) {
+    render(st.body);
+    follow();
+  } else {
+    // The admin routes answer elsewhere (an admin listener): chat only.
+    for (const b of document.querySelectorAll('nav button')) b.hidden = b.dataset.tab !== 'chat';
+  }
+  show('chat');
+}
+
+function showSignin(users) {
+  $('signin').hidden = false;
+  $('tabs').hidden = true;
+  for (const s of document.querySelectorAll('.tab')) s.hidden = true;
+  $('login').hidden = !users;
+}
+
+$('login').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const f = e.target;
+  const r = await api('POST', 'api/auth/login', { login: f.login.value, password: f.password.value });
+  if (r.status !== 200) { $('signin-error').textContent = errorOf(r); return; }
+  f.password.value = '';
+  $('signin-error').textContent = '';
+  start();
+});
+
+$('token').addEventListener('submit', (e) => {
+  e.preventDefault();
+  ui.token = e.target.token.value.trim();
+  sessionStorage.setItem('sms-token', ui.token);
+  e.target.token.value = '';
+  start();
+});
+
+$('logout').addEventListener('click', async () => {
+  if (ui.me && ui.me.authenticated) await api('POST', 'api/auth/logout');
+  ui.token = '';
+  sessionStorage.removeItem('sms-token');
+  location.reload();
+});
+
+function can(scope) {
+  if (ui.me && ui.me.authenticated) return (ui.me.scopes || []).includes(scope);
+  return null; // a token's scopes are the kernel's to check
+}
+
+// ---- tabs ----
+
+function show(tab) {
+  for (const s of document.querySelectorAll('.tab')) s.hidden = s.id !== tab;
+  for (const b of document.querySelectorAll('nav button')) b.classList.toggle('on', b.dataset.tab === tab);
+}
+for (const b of document.querySelectorAll('nav button')) b.addEventListener('click', () => show(b.dataset.tab));
+
+// ---- state: plugins and approvals ----
+
+let refreshing = null;
+function refresh() {
+  if (refreshing) return;
+  refreshing = setTimeout(async () => {
+    refreshing = null;
+    const st = await api('GET', 'api/state');
+    if (st.status === 200) render(st.body);
+  }, 100);
+}
+
+function render(state) {
+  ui.state = state;
+  $('kernel').textContent = state.kernel;
+  $('taint').hidden = !(state.taint && state.taint.length);
+  $('taint').textContent = 'tainted: ' + (state.taint || []).join(', ');
+  renderPlugins(state.fibers || []);
+  renderApprovals(state.pending || []);
+}
+
+function renderPlugins(fibers) {
+  const rows = fibers.map((f) => {
+    const toggle = f.trust === 'system' || can('admin') === false ? null : el('button', {
+      type: 'button', class: f.enabled ? 'danger' : '', 'data-plugin': f.id,
+      onclick: (e) => { e.stopPropagation(); setEnabled(f.id, !f.enabled); },
+    }, f.enabled ? 'Disable' : 'Enable');
+    const state = f.enabled ? f.state : 'disabled' + (f.held ? ' (held by an admin)' : '');
+    return el('tr', { class: f.id === ui.picked ? 'picked' : '', 'data-plugin': f.id, onclick: () => pick(f.id) },
+      el('td', {}, f.id), el('td', {}, f.version), el('td', {}, f.trust),
+      el('td', { class: 'state-' + f.state }, state, f.error ? el('div', { class: 'error' }, f.error) : null),
+      el('td', {}, f.requestedBy || ''), el('td', {}, toggle));
+  });
+  $('plugin-rows').replaceChildren(...rows);
+}
+
+async function setEnabled(id, on) {
+  const r = await api('POST', 'api/plugins/' + encodeURIComponent(id) + (on ? '/enable' : '/disable'));
+  say(r.status === 200 ? '' : (on ? 'enable ' : 'disable ') + id + ': ' + errorOf(r));
+  refresh();
+}
+
+async function pick(id) {
+  ui.picked = id;
+  renderPlugins((ui.state && ui.state.fibers) || []);
+  const box = $('plugin-detail');
+  box.hidden = false;
+  box.replaceChildren(el('h3', {}, id));
+  const f = ((ui.state && ui.state.fibers) || []).find((x) => x.id === id);
+  if (f && f.trust === 'system') { box.append(el('p', { class: 'muted' }, 'A system plugin: its code is part of the kernel.')); return; }
+  const r = await api('GET', 'api/plugins/' + encodeURIComponent(id) + '/versions');
+  if (r.status !== 200) { box.append(el('p', { class: 'error' }, errorOf(r))); return; }
+  const versions = r.body.versions || [];
+  const label = (v) => v.version + ' · ' + v.codeHash.slice(7, 19) + ' · ' + new Date(v.time).toLocaleString();
+  const options = () => versions.map((v, i) => el('option', { value: String(i) }, label(v)));
+  const to = el('select', { id: 'diff-to' }, options());
+  to.value = String(versions.length - 1);
+  const from = el('select', { id: 'diff-from' }, el('option', { value: '' }, 'nothing (the code only)'), options());
+  const out = el('pre', { id: 'code' });
+  const update = async () => {
+    const b = await codeOf(id, versions[to.value]);
+    if (from.value === '') { out.replaceChildren(b); return; }
+    out.replaceChildren(...diff(await codeOf(id, versions[from.value]), b));
+  };
+  from.addEventListener('change', update);
+  to.addEventListener('change', update);
+  box.append(el('div', { class: 'versions' }, el('label', {}, 'Version', to), el('label', {}, 'compared with', from)), out);
+  update();
+}
+
+const codes = new Map();
+async function codeOf(id, v) {
+  if (!v) return '';
+  const key = id + ' ' + v.codeHash;
+  if (!codes.has(key)) {
+    const r = await api('GET', 'api/plugins/' + encodeURIComponent(id) + '/versions/' + encodeURIComponent(v.codeHash));
+    codes.set(key, r.status === 200 ? r.body.code : '(' + errorOf(r) + ')');
+  }
+  return codes.get(key);
+}
+
+// diff returns the lines of b against a, added and removed lines marked
+// (a longest common subsequence; long files are compared by their ends).
+function diff(a, b) {
+  const x = a.split('\n').slice(0, 2000), y = b.split('\n').slice(0, 2000);
+  const n = x.length, m = y.length, w = m + 1;
+  const L = new Uint16Array((n + 1) * w);
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      L[i * w + j] = x[i] === y[j] ? L[(i + 1) * w + j + 1] + 1 : Math.max(L[(i + 1) * w + j], L[i * w + j + 1]);
+    }
+  }
+  const out = [];
+  let i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && x[i] === y[j]) { out.push(el('span', {}, '  ' + x[i] + '\n')); i++; j++; }
+    else if (i < n && (j === m || L[(i + 1) * w + j] >= L[i * w + j + 1])) { out.push(el('span', { class: 'del' }, '- ' + x[i] + '\n')); i++; }
+    else { out.push(el('span', { class: 'add' }, '+ ' + y[j] + '\n')); j++; }
+  }
+  return out;
+}
+
+// declaration lists what a manifest declares, item by item, as text.
+function declaration(m) {
+  const rows = [];
+  const add = (k, v) => { if (v && v.length) rows.push(el('dt', {}, k), el('dd', {}, Array.isArray(v) ? v.join(', ') : v)); };
+  add('points', m.points);
+  add('scopes', m.scopes);
+  add('injects', m.inject);
+  add('optional', m.optional);
+  add('provides', m.provide);
+  for (const [point, items] of Object.entries(m.contributes || {})) {
+    for (const item of items.slice(0, 50)) add(point, summary(point, item));
+  }
+  return el('dl', {}, rows);
+}
+
+function summary(point, item) {
+  if (item && typeof item === 'object') {
+    if (point === 'route' && item.path) return (item.method || 'GET') + ' ' + item.path;
+    if (point === 'schedule' && item.name) return item.name + ' ' + (item.every || item.cron || '');
+    if (point === 'model-field' && item.model) return item.model + '.' + item.name + ' (' + ((item.field && item.field.kind) || '?') + ')';
+  }
+  return JSON.stringify(item);
+}
+
+function renderApprovals(pending) {
+  $('waiting').textContent = pending.length ? String(pending.length) : '';
+  $('no-approvals').hidden = pending.length > 0;
+  $('approval-list').replaceChildren(...pending.map((a) => el('div', { class: 'card', 'data-approval': a.id },
+    el('h3', {}, a.pluginId + ' ' + a.version),
+    el('p', {}, (a.manifest && a.manifest.description) || ''),
+    el('dl', {}, el('dt', {}, 'requested by'), el('dd', {}, a.requestedBy),
+      el('dt', {}, 'why a human'), el('dd', {}, (a.reasons || []).join('; ')),
+      el('dt', {}, 'code'), el('dd', {}, a.codeHash)),
+    el('h4', {}, 'What it declares'), declaration(a.manifest || {}),
+    el('h4', {}, 'Its code'), el('pre', {}, a.code),
+    decide(a))));
+}
+
+// decide offers approve and reject where the caller may decide here, and
+// otherwise says who decides.
+function decide(a) {
+  if (a.object) {
+    return el('p', { class: 'hint' }, 'The operator decides, through an Approval in namespace ', el('code', {}, a.object.namespace),
+      ' (kernel approval ', el('code', {}, a.object.kernelApprovalId), '). Approve it with ', el('code', {}, a.object.command));
+  }
+  if (can('approve') === false) return el('p', { class: 'hint muted' }, 'Waits for someone who may approve.');
+  const go = (yes) => async () => {
+    // The code hash binds the decision to the code shown above.
+    const r = await api('POST', 'api/approvals/' + encodeURIComponent(a.id) + (yes ? '/approve' : '/reject'), { codeHash: a.codeHash });
+    say(r.status === 200 ? '' : (yes ? 'approve: ' : 'reject: ') + errorOf(r));
+    refresh();
+  };
+  return el('div', { class: 'actions' },
+    el('button', { type: 'button', class: 'primary', onclick: go(true) }, 'Approve'),
+    el('button', { type: 'button', class: 'danger', onclick: go(false) }, 'Reject'));
+}
+
+// ---- events ----
+
+async function follow() {
+  for (let wait = 1000; ; wait = Math.min(wait * 2, 30000)) {
+    try {
+      const resp = await fetch('api/events/stream?after=' + ui.after, { headers: headers({ Accept: 'text/event-stream' }), credentials: 'same-origin' });
+      if (resp.status === 401) return;
+      if (resp.ok) {
+        wait = 1000;
+        await readSSE(resp, (data) => event(JSON.parse(data)));
+      }
+    } catch (e) { /* reconnect below */ }
+    await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
+function event(e) {
+  ui.after = Math.max(ui.after, e.seq);
+  ui.events.push(e);
+  if (ui.events.length > MAX_EVENTS) ui.events.shift();
+  if (/^(plugin|fiber|judge)\//.test(e.type)) refresh();
+  options('event-plugin', ui.events.map((x) => x.plugin).filter(Boolean));
+  options('event-kind', ui.events.map((x) => x.type));
+  renderEvents();
+}
+
+function options(id, values) {
+  const sel = $(id);
+  const have = new Set([...sel.options].map((o) => o.value));
+  for (const v of new Set(values)) if (!have.has(v)) sel.append(el('option', { value: v }, v));
+}
+
+function renderEvents() {
+  const p = $('event-plugin').value, k = $('event-kind').value;
+  const shown = ui.events.filter((e) => (!p || e.plugin === p) && (!k || e.type === k)).slice(-200).reverse();
+  $('event-list').replaceChildren(...shown.map((e) => el('li', { 'data-seq': String(e.seq) },
+    '#' + e.seq + ' ' + new Date(e.time).toLocaleTimeString() + ' ' + e.type + (e.plugin ? ' ' + e.plugin : '') +
+    (e.data ? ' ' + JSON.stringify(e.data).slice(0, 300) : ''))));
+}
+$('event-plugin').addEventListener('change', renderEvents);
+$('event-kind').addEventListener('change', renderEvents);
+
+// ---- chat ----
+
+$('ask').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const box = e.target.text;
+  const text = box.value.trim();
+  if (!text) return;
+  box.value = '';
+  $('transcript').append(el('li', { class: 'user' }, el('div', { class: 'text' }, text)));
+  const turn = el('li', { class: 'agent' }, el('div', { class: 'text' }));
+  $('transcript').append(turn);
+  const resp = await fetch('api/chat/stream', {
+    method: 'POST', credentials: 'same-origin',
+    headers: headers({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }),
+    body: JSON.stringify({ session: chatSession, text }),
+  });
+  if (!resp.ok) {
+    let msg = 'HTTP ' + resp.status;
+    try { msg = (await resp.json()).error.message; } catch (err) { /* keep the status */ }
+    turn.append(el('div', { class: 'error' }, msg));
+    return;
+  }
+  try {
+    await readSSE(resp, (data) => turnEvent(turn, JSON.parse(data)));
+  } catch (err) {
+    turn.append(el('div', { class: 'error' }, 'the answer broke off: ' + err));
+  }
+});
+
+// turnEvent shows one event of a chat turn in turn.
+function turnEvent(turn, ev) {
+  // The turn's last child is always the text the agent is writing.
+  let reply = turn.lastElementChild;
+  switch (ev.type) {
+    case 'text_delta':
+      reply.append(ev.text);
+      break;
+    case 'tool_call':
+      turn.append(el('div', { class: 'step' }, '→ ' + ev.step.tool + ' ' + JSON.stringify(ev.step.input)));
+      reply = el('div', { class: 'text' });
+      turn.append(reply);
+      break;
+    case 'tool_result':
+      turn.insertBefore(el('div', { class: 'step' + (ev.step.isError ? ' error' : '') }, '← ' + ev.step.result.slice(0, 500)), reply);
+      break;
+    case 'verdict':
+      turn.insertBefore(verdict(ev.verdict), reply);
+      refresh();
+      break;
+    case 'error':
+      turn.append(el('div', { class: 'error' }, ev.error));
+      break;
+  }
+  turn.scrollIntoView({ block: 'end' });
+}
+
+// verdict shows a judge's verdict: mounted; pending, with what it waits
+// for; rejected, with the gate and the reason.
+function verdict(v) {
+  const box = el('div', { class: 'verdict ' + v.status, 'data-plugin': v.pluginId },
+    el('span', { class: 'badge' }, v.status), ' ', v.pluginId + ' ' + v.version);
+  if (v.status === 'rejected') box.append(el('div', {}, 'at the ' + v.gate + ' gate: ' + (v.reason || '')));
+  if (v.status === 'pending') {
+    box.append(el('div', {}, 'waits for a human: ' + (v.reason || 'approval ' + v.approvalId)));
+    box.append(el('button', { type: 'button', onclick: () => show('approvals') }, 'See what it declares'));
+  }
+  if (v.rolledBack) box.append(el('div', {}, 'rolled back' + (v.restored ? ' to ' + v.restored : '')));
+  return box;
+}
+
+start();
