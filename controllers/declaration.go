@@ -1,107 +1,24 @@
 package controllers
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
 
-// DeclarationOf is manifest m's declaration as an Approval shows it: the
-// form a person reviews and a pre-approval names. It is the one conversion
-// from a manifest to a Declaration; two manifests the kernel would hold
-// to the same points, scopes, keys and declarative items give equal
-// Declarations, whatever the order of their lists.
+// DeclarationOf is manifest m's declaration as an Approval shows it
+// (adminv1.DeclarationOf, which the kernel's approvals carry too).
 func DeclarationOf(m adminv1.Manifest) smsv1.Declaration {
-	d := smsv1.Declaration{Points: m.DeclaredPoints(), Scopes: m.Scopes, Inject: m.Inject,
-		Optional: m.Optional, Provide: m.Provide}
-	for point, items := range m.Contributes {
-		for _, item := range items {
-			switch s, kind := itemText(point, item); kind {
-			case adminv1.RoutePoint:
-				d.Routes = append(d.Routes, s)
-			case adminv1.SchedulePoint:
-				d.Schedules = append(d.Schedules, s)
-			default:
-				d.Contributions = append(d.Contributions, s)
-			}
-		}
-	}
-	return normalDeclaration(d)
+	return smsv1.Declaration(adminv1.DeclarationOf(m))
 }
 
-// itemText is a contributed item in a line, and the list it belongs to:
-// a route as "GET /path", a job as "name every 1m0s", anything else (or a
-// route or job with fields those forms leave out) as "point: {json}".
-func itemText(point string, item any) (string, string) {
-	obj, _ := item.(map[string]any)
-	switch point {
-	case adminv1.RoutePoint:
-		method, okM := obj["method"].(string)
-		path, okP := obj["path"].(string)
-		if okM && okP && onlyKeys(obj, "method", "path", "handler") {
-			return strings.ToUpper(method) + " " + path, point
-		}
-	case adminv1.SchedulePoint:
-		name, okN := obj["name"].(string)
-		every, okE := millis(obj["everyMs"])
-		if okN && okE && onlyKeys(obj, "name", "everyMs", "handler") {
-			return fmt.Sprintf("%s every %s", name, time.Duration(every)*time.Millisecond), point
-		}
-	}
-	raw, err := json.Marshal(item) // maps marshal with sorted keys: one text per item
-	if err != nil {
-		raw = []byte(fmt.Sprint(item))
-	}
-	return point + ": " + string(raw), ""
-}
-
-// millis reads a whole number of milliseconds: a float64 from JSON, or an
-// integer from a manifest built in Go.
-func millis(v any) (int64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return int64(n), n == float64(int64(n))
-	case int:
-		return int64(n), true
-	case int64:
-		return n, true
-	case json.Number:
-		i, err := n.Int64()
-		return i, err == nil
-	}
-	return 0, false
-}
-
-// onlyKeys reports whether obj has no key but keys.
-func onlyKeys(obj map[string]any, keys ...string) bool {
-	for k := range obj {
-		if !slices.Contains(keys, k) {
-			return false
-		}
-	}
-	return true
-}
-
-// normalDeclaration sorts every list of d (a copy) and drops empty ones,
-// so that equal declarations compare equal however they were written.
+// normalDeclaration sorts every list of d (a copy) and drops empty ones
+// (adminv1.Declaration.Normal).
 func normalDeclaration(d smsv1.Declaration) smsv1.Declaration {
-	norm := func(in []string) []string {
-		if len(in) == 0 {
-			return nil
-		}
-		out := slices.Clone(in)
-		slices.Sort(out)
-		return out
-	}
-	return smsv1.Declaration{Points: slices.Compact(norm(d.Points)), Scopes: slices.Compact(norm(d.Scopes)),
-		Inject: slices.Compact(norm(d.Inject)), Optional: slices.Compact(norm(d.Optional)),
-		Provide: slices.Compact(norm(d.Provide)), Routes: norm(d.Routes), Schedules: norm(d.Schedules),
-		Contributions: norm(d.Contributions)}
+	return smsv1.Declaration(adminv1.Declaration(d).Normal())
 }
 
 // declarationFields are a Declaration's lists by their field names.

@@ -58,9 +58,10 @@ func wireVerdict(v judge.Verdict) adminv1.Verdict {
 }
 
 func wireApproval(a judge.Approval) adminv1.Approval {
+	m := wireManifest(a.Manifest)
 	return adminv1.Approval{ID: a.ID, PluginID: a.PluginID, Version: a.Version, CodeHash: a.CodeHash,
-		Manifest: wireManifest(a.Manifest), Code: a.Code, RequestedBy: a.RequestedBy, Reasons: a.Reasons,
-		Requested: a.Requested}
+		Manifest: m, Code: a.Code, RequestedBy: a.RequestedBy, Reasons: a.Reasons,
+		Requested: a.Requested, Declaration: adminv1.DeclarationOf(m)}
 }
 
 // located adds to each approval where the operator asks about it, when

@@ -53,7 +53,12 @@ func TestWireKeepsEveryField(t *testing.T) {
 	sameJSON(t, "verdict", fullVerdict, wireVerdict(fullVerdict))
 	approval := judge.Approval{ID: "ap", PluginID: "agent.x", Version: "2", CodeHash: "sha256:00", Manifest: fullManifest,
 		Code: "c", RequestedBy: "ada", Reasons: []string{"route"}, Requested: now}
-	sameJSON(t, "approvals", []judge.Approval{approval}, wireApprovals([]judge.Approval{approval}))
+	wired := wireApprovals([]judge.Approval{approval})
+	if d := wired[0].Declaration; len(d.Points) != 2 || len(d.Schedules) != 1 || d.Schedules[0] != "j every 1s" {
+		t.Errorf("approval declaration = %+v, want adminv1.DeclarationOf of its manifest", d)
+	}
+	wired[0].Declaration = adminv1.Declaration{} // the wire's own addition
+	sameJSON(t, "approvals", []judge.Approval{approval}, wired)
 	sameJSON(t, "no approvals", []judge.Approval(nil), wireApprovals(nil))
 	event := kernel.Event{Seq: 7, Type: "t", Plugin: "p", Time: now, Data: json.RawMessage(`{"a":1}`)}
 	sameJSON(t, "events", []kernel.Event{event}, wireEvents([]kernel.Event{event}))

@@ -122,6 +122,9 @@ type Approval struct {
 	RequestedBy string    `json:"requestedBy"`
 	Reasons     []string  `json:"reasons"`
 	Requested   time.Time `json:"requested"`
+	// Declaration is what Manifest declares, as a person reviews it
+	// (DeclarationOf).
+	Declaration Declaration `json:"declaration,omitzero"`
 	// Object is where the operator asks a human about it, on a kernel
 	// that runs for a Tenant (started with --tenant); nil otherwise.
 	Object *ApprovalObject `json:"object,omitempty"`

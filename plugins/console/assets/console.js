@@ -243,28 +243,16 @@ function diff(a, b) {
   return out;
 }
 
-// declaration lists what a manifest declares, item by item, as text.
-function declaration(m) {
+// declaration lists what an approval's plugin declares, as the kernel
+// words it (the same lines its Approval object shows), as text.
+function declaration(d) {
   const rows = [];
-  const add = (k, v) => { if (v && v.length) rows.push(el('dt', {}, k), el('dd', {}, Array.isArray(v) ? v.join(', ') : v)); };
-  add('points', m.points);
-  add('scopes', m.scopes);
-  add('injects', m.inject);
-  add('optional', m.optional);
-  add('provides', m.provide);
-  for (const [point, items] of Object.entries(m.contributes || {})) {
-    for (const item of items.slice(0, 50)) add(point, summary(point, item));
+  for (const k of ['points', 'scopes', 'inject', 'optional', 'provide', 'routes', 'schedules', 'contributions']) {
+    const v = d[k] || [];
+    if (!v.length) continue;
+    rows.push(el('dt', {}, k), el('dd', {}, v.slice(0, 100).map((x) => el('div', {}, x))));
   }
-  return el('dl', {}, rows);
-}
-
-function summary(point, item) {
-  if (item && typeof item === 'object') {
-    if (point === 'route' && item.path) return (item.method || 'GET') + ' ' + item.path;
-    if (point === 'schedule' && item.name) return item.name + ' ' + (item.every || item.cron || '');
-    if (point === 'model-field' && item.model) return item.model + '.' + item.name + ' (' + ((item.field && item.field.kind) || '?') + ')';
-  }
-  return JSON.stringify(item);
+  return rows.length ? el('dl', {}, rows) : el('p', { class: 'muted' }, 'Nothing beyond its code.');
 }
 
 function renderApprovals(pending) {
@@ -276,7 +264,7 @@ function renderApprovals(pending) {
     el('dl', {}, el('dt', {}, 'requested by'), el('dd', {}, a.requestedBy),
       el('dt', {}, 'why a human'), el('dd', {}, (a.reasons || []).join('; ')),
       el('dt', {}, 'code'), el('dd', {}, a.codeHash)),
-    el('h4', {}, 'What it declares'), declaration(a.manifest || {}),
+    el('h4', {}, 'What it declares'), declaration(a.declaration || {}),
     el('h4', {}, 'Its code'), el('pre', {}, a.code),
     decide(a))));
 }
