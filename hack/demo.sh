@@ -97,7 +97,7 @@ expect_output "<title>sms console</title>" route /console
 chat_token=$("$KUBECTL" get secret demo-kernel-chat -o 'jsonpath={.data.token}' | base64 -d)
 printf '$ GET /api/approvals (the console'"'"'s view, with the chat token)\n'
 out=$(curl -fsS -H "Authorization: Bearer $chat_token" "$("$KUBECTL" get tenant demo -o 'jsonpath={.status.endpoint}')/api/approvals")
-grep -qF -- "kubectl sms approve -n default kernel-approval/agent.hello-" <<<"$out" || fail "GET /api/approvals: want the kubectl command, got '$out'"
+grep -qF -- "kubectl sms approve -n default --tenant demo kernel-approval/agent.hello-" <<<"$out" || fail "GET /api/approvals: want the kubectl command, got '$out'"
 
 step "Approve the pending plugin with kubectl; it mounts and serves its route"
 expect_output "approved" kubectl sms approve hello -m "reviewed in the demo"

@@ -37,13 +37,15 @@ func reserved(prefix string) bool {
 
 // admin is one activation of the admin API.
 type admin struct {
-	k       *kernel.Kernel
-	judge   judge.Service
-	http    smshttp.Service
-	opts    Options
-	ctx     *kernel.Context // reads the optional collections and agent keys when asked
-	cache   stateCache
-	streams *streamLimits
+	k     *kernel.Kernel
+	judge judge.Service
+	http  smshttp.Service
+	opts  Options
+	// versions indexes the agent plugins' committed versions.
+	versionIdx versionIndex
+	ctx        *kernel.Context // reads the optional collections and agent keys when asked
+	cache      stateCache
+	streams    *streamLimits
 }
 
 func activate(c *kernel.Context, opts Options) error {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/sms-baseline/sms/kernel"
@@ -24,46 +26,70 @@ type installed struct {
 	RequestedBy string                   `json:"requestedBy"`
 }
 
-// history folds the log into the versions of plugin id that were
-// installed (a staged install counts once its mount committed), newest
-// last, at most adminv1.MaxVersions of them.
+// versionIndex is every agent plugin's committed versions, folded from
+// the log once and then from where the last fold stopped: a request reads
+// only the events appended since the last one, and one fold runs at a
+// time.
+type versionIndex struct {
+	mu     sync.Mutex
+	after  int64
+	byID   map[string][]adminv1.PluginVersion
+	staged map[string]adminv1.PluginVersion // by plugin id and code hash
+}
+
+// history returns the versions of plugin id the kernel committed (a staged
+// install counts once its mount committed), oldest first, at most
+// adminv1.MaxVersions of them.
 func (a *admin) history(ctx context.Context, id string) ([]adminv1.PluginVersion, error) {
-	var out []adminv1.PluginVersion
-	staged := map[string]adminv1.PluginVersion{}
-	for after := int64(0); ; {
-		events, err := a.k.Events(ctx, after, versionsPage)
+	x := &a.versionIdx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.byID == nil {
+		x.byID, x.staged = map[string][]adminv1.PluginVersion{}, map[string]adminv1.PluginVersion{}
+	}
+	for {
+		events, err := a.k.Events(ctx, x.after, versionsPage)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range events {
-			after = e.Seq
-			if e.Plugin != id || (e.Type != kernel.EventPluginInstalled && e.Type != kernel.EventPluginMounted) {
-				continue
-			}
-			var d installed
-			if json.Unmarshal(e.Data, &d) != nil || d.CodeHash == "" {
-				continue
-			}
-			v := adminv1.PluginVersion{Version: d.Manifest.Version, CodeHash: d.CodeHash, RequestedBy: d.RequestedBy, Time: e.Time}
-			switch {
-			case e.Type == kernel.EventPluginMounted:
-				if s, ok := staged[d.CodeHash]; ok {
-					out = append(out, withTime(s, e.Time))
-				}
-			case d.Staged:
-				staged[d.CodeHash] = v
-			default:
-				out = append(out, v)
-			}
+			x.after = e.Seq
+			x.fold(e)
 		}
 		if len(events) < versionsPage {
-			break
+			return slices.Clone(x.byID[id]), nil
 		}
 	}
-	if len(out) > adminv1.MaxVersions {
-		out = out[len(out)-adminv1.MaxVersions:]
+}
+
+// fold takes one event into the index.
+func (x *versionIndex) fold(e kernel.Event) {
+	if e.Type != kernel.EventPluginInstalled && e.Type != kernel.EventPluginMounted {
+		return
 	}
-	return out, nil
+	var d installed
+	if json.Unmarshal(e.Data, &d) != nil || d.CodeHash == "" {
+		return
+	}
+	key := e.Plugin + " " + d.CodeHash
+	v := adminv1.PluginVersion{Version: d.Manifest.Version, CodeHash: d.CodeHash, RequestedBy: d.RequestedBy, Time: e.Time}
+	switch {
+	case e.Type == kernel.EventPluginMounted:
+		s, ok := x.staged[key]
+		if !ok {
+			return
+		}
+		delete(x.staged, key)
+		v = withTime(s, e.Time)
+	case d.Staged:
+		x.staged[key] = v
+		return
+	}
+	list := append(x.byID[e.Plugin], v)
+	if len(list) > adminv1.MaxVersions {
+		list = slices.Clone(list[len(list)-adminv1.MaxVersions:])
+	}
+	x.byID[e.Plugin] = list
 }
 
 func withTime(v adminv1.PluginVersion, t time.Time) adminv1.PluginVersion {

@@ -18,12 +18,19 @@ func toolPlugin(version, answer string) map[string]any {
 // committed, oldest first (a version its judge rejected is none), and
 // serves the code of each by its hash, only for hashes of that plugin.
 // Seen failing with the events of every plugin folded in (agent.other
-// answered agent.t's versions and code).
+// answered agent.t's versions and code, in the first version of this
+// route), and with the index folding the whole log again on each read
+// (version 1 listed twice).
 func TestPluginVersions(t *testing.T) {
 	f := setup(t, options{})
-	for _, p := range []map[string]any{toolPlugin("1", "1"), toolPlugin("2", "2")} {
+	for i, p := range []map[string]any{toolPlugin("1", "1"), toolPlugin("2", "2")} {
 		if r := f.do(t, request{"POST", "/api/plugins", "", p}); r.str("status") != "mounted" {
 			t.Fatalf("submit: %s", r.text)
+		}
+		// Each read folds only what the log gained since the last.
+		var got adminv1.PluginVersions
+		if decode(t, f.do(t, request{"GET", "/api/plugins/agent.t/versions", "", nil}), &got); len(got.Versions) != i+1 {
+			t.Fatalf("after %d versions: %+v", i+1, got.Versions)
 		}
 	}
 	// A version whose activation throws is aborted: never a version.
@@ -63,7 +70,8 @@ func TestApprovalsNameTheirObject(t *testing.T) {
 		t.Fatalf("submit: %s", v.text)
 	}
 	id := v.str("approvalId")
-	want := adminv1.ApprovalObject{Namespace: "acme", KernelApprovalID: id, Command: "kubectl sms approve -n acme kernel-approval/" + id}
+	want := adminv1.ApprovalObject{Namespace: "acme", Tenant: "shop", KernelApprovalID: id,
+		Command: "kubectl sms approve -n acme --tenant shop kernel-approval/" + id}
 	var approvals adminv1.Approvals
 	decode(t, f.do(t, request{"GET", "/api/approvals", "", nil}), &approvals)
 	var state adminv1.State

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"path"
+	"strings"
 
 	"github.com/sms-baseline/sms/kernel"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
@@ -22,7 +24,7 @@ const Path = "/console"
 // for scripts, styles, images and connections, nothing inline, no eval,
 // no framing, forms posting nowhere but here.
 const Policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
-	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'"
 
 //go:embed assets
 var assets embed.FS
@@ -34,6 +36,7 @@ func Assets() fs.FS { return assets }
 // files are the assets by the path they are served at, with their type.
 var files = []struct{ path, file, typ string }{
 	{Path, "assets/index.html", "text/html; charset=utf-8"},
+	{Path + "/lib.js", "assets/lib.js", "text/javascript; charset=utf-8"},
 	{Path + "/console.js", "assets/console.js", "text/javascript; charset=utf-8"},
 	{Path + "/console.css", "assets/console.css", "text/css; charset=utf-8"},
 }
@@ -70,7 +73,7 @@ func activate(c *kernel.Context, opts Options) error {
 		if f.path == Path+"/console.css" && len(opts.CSS) > 0 {
 			body = append(append(body, '\n'), opts.CSS...)
 		}
-		_, err = c.Contribute(smshttp.RoutePoint, smshttp.Route{Method: http.MethodGet, Path: f.path, Handler: serve(body, f.typ)})
+		_, err = c.Contribute(smshttp.RoutePoint, smshttp.Route{Method: http.MethodGet, Path: f.path, Handler: serve(body, f.typ, f.path == Path)})
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -79,19 +82,25 @@ func activate(c *kernel.Context, opts Options) error {
 // Headers are the headers of every answer the console serves.
 func Headers(typ string) map[string]string {
 	return map[string]string{
-		"Content-Type":            typ,
-		"Content-Security-Policy": Policy,
-		"X-Content-Type-Options":  "nosniff",
-		"X-Frame-Options":         "DENY",
-		"Referrer-Policy":         "no-referrer",
-		"Cache-Control":           "no-cache",
+		"Content-Type":               typ,
+		"Content-Security-Policy":    Policy,
+		"X-Content-Type-Options":     "nosniff",
+		"X-Frame-Options":            "DENY",
+		"Referrer-Policy":            "no-referrer",
+		"Cross-Origin-Opener-Policy": "same-origin",
+		"Cache-Control":              "no-cache",
 	}
 }
 
 // serve answers with body as typ. The page is the same for everyone, so
-// it needs no credential; the routes it calls do.
-func serve(body []byte, typ string) smshttp.Handler {
-	return func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
+// it needs no credential; the routes it calls do. The page's links are
+// relative to Path, so Path with a trailing slash (which the router
+// serves as Path) is sent to Path.
+func serve(body []byte, typ string, index bool) smshttp.Handler {
+	return func(_ context.Context, r *smshttp.Request) (*smshttp.Response, error) {
+		if r.Raw != nil && index && strings.HasSuffix(r.Raw.URL.Path, "/") {
+			return &smshttp.Response{Status: http.StatusPermanentRedirect, Headers: map[string]string{"Location": "../" + path.Base(Path)}}, nil
+		}
 		return &smshttp.Response{Headers: Headers(typ), Body: string(body)}, nil
 	}
 }

@@ -38,7 +38,7 @@ func serve(t *testing.T) http.Handler {
 // off the assets.
 func TestPageHeaders(t *testing.T) {
 	h := serve(t)
-	for path, typ := range map[string]string{"/console": "text/html", "/console/console.js": "text/javascript", "/console/console.css": "text/css"} {
+	for path, typ := range map[string]string{"/console": "text/html", "/console/console.js": "text/javascript", "/console/lib.js": "text/javascript", "/console/console.css": "text/css"} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 		if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), typ) {
@@ -59,6 +59,18 @@ func TestPageHeaders(t *testing.T) {
 		if rec.Header().Get("X-Content-Type-Options") != "nosniff" || rec.Header().Get("X-Frame-Options") != "DENY" {
 			t.Fatalf("GET %s: headers %v", path, rec.Header())
 		}
+	}
+}
+
+// /console/ (which the router serves as /console) is sent to /console, so
+// the page's relative links resolve. Seen failing without the redirect
+// (the page loaded without its script, and its forms would have sent the
+// password in the URL).
+func TestTrailingSlashRedirects(t *testing.T) {
+	rec := httptest.NewRecorder()
+	serve(t).ServeHTTP(rec, httptest.NewRequest("GET", "/console/", nil))
+	if rec.Code != http.StatusPermanentRedirect || rec.Header().Get("Location") != "../console" {
+		t.Fatalf("GET /console/: %d %v", rec.Code, rec.Header())
 	}
 }
 

@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -222,12 +223,31 @@ func agentHandler(fn kernel.Func) Handler {
 		if s, ok := m["status"].(float64); ok {
 			resp.Status = int(s)
 		}
+		resp.Headers = map[string]string{}
 		if h, ok := m["headers"].(map[string]any); ok {
-			resp.Headers = map[string]string{}
 			for k, v := range h {
-				resp.Headers[k] = fmt.Sprint(v)
+				k = http.CanonicalHeaderKey(k)
+				if !slices.Contains(agentHeadersRefused, k) {
+					resp.Headers[k] = fmt.Sprint(v)
+				}
 			}
 		}
+		maps.Copy(resp.Headers, AgentHeaders)
 		return resp, nil
 	}
 }
+
+// AgentHeaders are set on every answer of an agent route, over the
+// agent's own. An agent's page shares the kernel's origin with the
+// console and the admin API, so it runs sandboxed in an origin of its
+// own: its scripts run, but cannot read the console's storage or call
+// the kernel with the caller's session.
+var AgentHeaders = map[string]string{
+	"Content-Security-Policy": "sandbox allow-scripts allow-forms allow-popups allow-downloads",
+	"X-Content-Type-Options":  "nosniff",
+}
+
+// agentHeadersRefused are the headers an agent route may not set: the two
+// above, and cookies (an agent never sees the caller's cookies, and may
+// not replace the session's).
+var agentHeadersRefused = []string{"Content-Security-Policy", "Content-Security-Policy-Report-Only", "X-Content-Type-Options", "Set-Cookie"}

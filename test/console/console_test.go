@@ -136,7 +136,7 @@ func TestConsoleOperatorMode(t *testing.T) {
 	b.tab("approvals")
 	b.waitText(`#approval-list .card`, "kubectl sms approve")
 	card := b.text(`#approval-list .card`)
-	for _, want := range []string{"namespace acme", "kernel approval agent.hello-", "kubectl sms approve -n acme kernel-approval/agent.hello-"} {
+	for _, want := range []string{"namespace acme", "kernel approval agent.hello-", "kubectl sms approve -n acme --tenant shop kernel-approval/agent.hello-"} {
 		if !strings.Contains(card, want) {
 			t.Fatalf("the approval card lacks %q:\n%s", want, card)
 		}

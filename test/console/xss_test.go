@@ -14,8 +14,9 @@ const markup = `<img src=x onerror="window.pwned='img'"><script>window.pwned='sc
 // TestAgentTextIsText: a plugin id, a rejection reason, a description,
 // code and the agent's reply that hold markup and script show as text:
 // nothing runs and no element is made from them. Seen failing with the
-// reply appended through innerHTML: the policy kept the script from
-// running, but img and b elements appeared.
+// reply appended through innerHTML: before the policy required Trusted
+// Types it kept the script from running, but img and b elements
+// appeared; since, the assignment throws and the reply never shows.
 func TestAgentTextIsText(t *testing.T) {
 	turns := [][]contracts.Block{
 		{{Type: contracts.BlockText, Text: "Here: " + markup}, define("agent."+markup, "tool", doublerCode, markup)},

@@ -21,29 +21,30 @@ func newDecideCommand(o *options, approve bool) *cobra.Command {
 	if approve {
 		verb, decision = "approve", smsv1.DecisionApproved
 	}
-	var message string
+	var message, tenant string
 	cmd := &cobra.Command{
 		Use:     verb + " PLUGIN|APPROVAL",
 		Short:   strings.ToUpper(verb[:1]) + verb[1:] + " a plugin waiting for a human: name the Plugin or its Approval",
 		Example: fmt.Sprintf("  kubectl sms %s demo-pending -m 'reviewed the code'\n  kubectl sms %s approval/demo-pending-3f2a9c1b0d", verb, verb),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.decide(cmd.Context(), args[0], decision, message)
+			return o.decide(cmd.Context(), decideArgs{name: args[0], tenant: tenant}, decision, message)
 		},
 	}
 	cmd.Flags().StringVarP(&message, "message", "m", "", "why, recorded on the Approval")
+	cmd.Flags().StringVar(&tenant, "tenant", "", "with kernel-approval/ID, the Tenant whose kernel asks (two Tenants may ask about the same code)")
 	return cmd
 }
 
 // decide prints what the Approval that name denotes asks about (the
 // declaration the decision covers), then sets the decision on it. The
 // webhook checks the user may approve and records who did.
-func (o *options) decide(ctx context.Context, name string, d smsv1.Decision, message string) error {
+func (o *options) decide(ctx context.Context, what decideArgs, d smsv1.Decision, message string) error {
 	c, ns, err := o.client()
 	if err != nil {
 		return err
 	}
-	a, err := findApproval(ctx, c, ns, name)
+	a, err := findApproval(ctx, c, ns, what)
 	if err != nil {
 		return err
 	}
@@ -75,19 +76,29 @@ func by(a *smsv1.Approval) string {
 	return " by " + a.Status.DecidedBy
 }
 
-// findApproval resolves name: an Approval ("approval/NAME" or NAME), else
-// a Plugin ("plugin/NAME" or NAME) whose status points at its Approval;
-// "kernel-approval/ID" is the undecided Approval of a kernel's approval
-// id, as a kernel's console names it.
-func findApproval(ctx context.Context, c client.Client, ns, name string) (*smsv1.Approval, error) {
+// decideArgs name the Approval approve or deny decides.
+type decideArgs struct {
+	name   string
+	tenant string // with kernel-approval/ID: the Tenant whose kernel asks
+}
+
+// findApproval resolves what.name: an Approval ("approval/NAME" or NAME),
+// else a Plugin ("plugin/NAME" or NAME) whose status points at its
+// Approval; "kernel-approval/ID" is the undecided Approval of a kernel's
+// approval id (of what.tenant's kernel), as a kernel's console names it.
+func findApproval(ctx context.Context, c client.Client, ns string, what decideArgs) (*smsv1.Approval, error) {
+	name := what.name
 	kind, bare := "", name
 	if k, n, ok := strings.Cut(name, "/"); ok {
 		kind, bare = strings.TrimSuffix(strings.TrimSuffix(k, ".sms.dev"), "s"), n
 	}
+	if what.tenant != "" && kind != "kernel-approval" {
+		return nil, fmt.Errorf("--tenant picks among the Approvals of kernel-approval/ID, not of %q", name)
+	}
 	switch kind {
 	case "", "approval", "plugin":
 	case "kernel-approval":
-		return byKernelApproval(ctx, c, ns, bare)
+		return byKernelApproval(ctx, c, ns, decideArgs{name: bare, tenant: what.tenant})
 	default:
 		return nil, fmt.Errorf("%q: name a plugin or an approval (plugin/NAME, approval/NAME, kernel-approval/ID or NAME)", name)
 	}
@@ -132,10 +143,15 @@ func verdict(p *smsv1.Plugin) string {
 }
 
 // byKernelApproval finds the one undecided Approval in ns for kernel
-// approval id.
-func byKernelApproval(ctx context.Context, c client.Client, ns, id string) (*smsv1.Approval, error) {
+// approval id what.name, of what.tenant's kernel when that is set.
+func byKernelApproval(ctx context.Context, c client.Client, ns string, what decideArgs) (*smsv1.Approval, error) {
+	tenant, id := what.tenant, what.name
 	var list smsv1.ApprovalList
-	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+	opts := []client.ListOption{client.InNamespace(ns)}
+	if tenant != "" {
+		opts = append(opts, client.MatchingLabels{smsv1.LabelTenant: tenant})
+	}
+	if err := c.List(ctx, &list, opts...); err != nil {
 		return nil, err
 	}
 	var found []*smsv1.Approval

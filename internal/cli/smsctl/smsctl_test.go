@@ -214,13 +214,18 @@ func TestStatusShowsPendingApprovals(t *testing.T) {
 
 // TestApproveByKernelApproval: kernel-approval/ID, the form a kernel's
 // console prints, approves the one undecided Approval that records that
-// kernel approval id; none left, or two, are errors that say so. Seen
-// failing with decided Approvals counted (the second approve found one).
+// kernel approval id (of --tenant's kernel); none left, or two, are errors
+// that say so. Seen failing with decided Approvals counted (the second
+// approve found one), and with --tenant not applied (two tenants asked
+// about the same code).
 func TestApproveByKernelApproval(t *testing.T) {
 	testenv.Need(t)
-	withID := func(name, id string) {
+	withID := func(name, id string, tenant ...string) {
 		a := approval(t, name, "hi")
 		a.Spec.KernelApprovalID = id
+		if len(tenant) > 0 {
+			a.Labels = map[string]string{smsv1.LabelTenant: tenant[0]}
+		}
 		must(t, env.Client.Update(context.Background(), a))
 	}
 	withID("hi-1111111111", "agent.hi-11")
@@ -238,5 +243,15 @@ func TestApproveByKernelApproval(t *testing.T) {
 	if _, err := kubectlSms(t, "approve", "kernel-approval/agent.hi-22"); err == nil ||
 		!strings.Contains(err.Error(), "kernel approval agent.hi-22 has 2 undecided approvals in namespace default (hi-2222222222, hi-2222222222-2): name one") {
 		t.Fatalf("two undecided: %v", err)
+	}
+	withID("shop-hi-3333333333", "agent.hi-33", "shop")
+	withID("mall-hi-3333333333", "agent.hi-33", "mall")
+	out, err = kubectlSms(t, "approve", "--tenant", "mall", "kernel-approval/agent.hi-33")
+	must(t, err)
+	if !strings.Contains(out, "approval.sms.dev/mall-hi-3333333333 approved") {
+		t.Errorf("--tenant mall: %q", out)
+	}
+	if _, err := kubectlSms(t, "approve", "--tenant", "mall", "hi-2222222222"); err == nil || !strings.Contains(err.Error(), "--tenant picks among") {
+		t.Fatalf("--tenant with a name: %v", err)
 	}
 }

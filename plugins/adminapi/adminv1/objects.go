@@ -14,6 +14,7 @@ type TenantRef struct {
 // Plugin a person applied).
 type ApprovalObject struct {
 	Namespace        string `json:"namespace"`
+	Tenant           string `json:"tenant"`
 	KernelApprovalID string `json:"kernelApprovalId"`
 	// Command approves it with kubectl.
 	Command string `json:"command"`
@@ -22,6 +23,6 @@ type ApprovalObject struct {
 // NewApprovalObject is where the operator of tenant asks about kernel
 // approval id.
 func NewApprovalObject(tenant TenantRef, id string) *ApprovalObject {
-	return &ApprovalObject{Namespace: tenant.Namespace, KernelApprovalID: id,
-		Command: "kubectl sms approve -n " + tenant.Namespace + " kernel-approval/" + id}
+	return &ApprovalObject{Namespace: tenant.Namespace, Tenant: tenant.Name, KernelApprovalID: id,
+		Command: "kubectl sms approve -n " + tenant.Namespace + " --tenant " + tenant.Name + " kernel-approval/" + id}
 }

@@ -9,21 +9,6 @@ const ui = { me: null, token: sessionStorage.getItem('sms-token') || '', state: 
 const chatSession = sessionStorage.getItem('sms-chat') || 'console-' + Math.random().toString(36).slice(2, 10);
 sessionStorage.setItem('sms-chat', chatSession);
 
-// el builds an element; string children become text nodes.
-function el(tag, props, ...kids) {
-  const n = document.createElement(tag);
-  for (const [k, v] of Object.entries(props || {})) {
-    if (k === 'class') n.className = v;
-    else if (k.startsWith('on')) n.addEventListener(k.slice(2), v);
-    else n.setAttribute(k, v);
-  }
-  for (const k of kids.flat()) {
-    if (k === null || k === undefined || k === false) continue;
-    n.append(k instanceof Node ? k : document.createTextNode(String(k)));
-  }
-  return n;
-}
-
 function headers(extra) {
   const h = { 'X-Sms-Csrf': '1', ...extra };
   if (ui.token) h.Authorization = 'Bearer ' + ui.token;
@@ -49,28 +34,6 @@ function errorOf(r) {
 }
 
 function say(text) { $('status').textContent = text || ''; }
-
-// readSSE reads a server-sent event stream, calling fn with each data frame.
-async function readSSE(resp, fn) {
-  const reader = resp.body.getReader();
-  const dec = new TextDecoder();
-  let buf = '', data = [], id = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buf += dec.decode(value, { stream: true });
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, i).replace(/\r$/, '');
-      buf = buf.slice(i + 1);
-      if (line === '') {
-        if (data.length) fn(data.join('\n'), id);
-        data = []; id = '';
-      } else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
-      else if (line.startsWith('id:')) id = line.slice(3).trim();
-    }
-  }
-}
 
 // ---- signing in ----
 
@@ -143,13 +106,14 @@ for (const b of document.querySelectorAll('nav button')) b.addEventListener('cli
 
 // ---- state: plugins and approvals ----
 
-let refreshing = null;
+let refreshing = null, asked = 0;
 function refresh() {
   if (refreshing) return;
   refreshing = setTimeout(async () => {
     refreshing = null;
+    const n = ++asked;
     const st = await api('GET', 'api/state');
-    if (st.status === 200) render(st.body);
+    if (st.status === 200 && n === asked) render(st.body); // an older answer never replaces a newer one
   }, 100);
 }
 
@@ -185,6 +149,7 @@ async function setEnabled(id, on) {
 
 async function pick(id) {
   ui.picked = id;
+  const still = () => ui.picked === id; // a later pick wins
   renderPlugins((ui.state && ui.state.fibers) || []);
   const box = $('plugin-detail');
   box.hidden = false;
@@ -192,6 +157,7 @@ async function pick(id) {
   const f = ((ui.state && ui.state.fibers) || []).find((x) => x.id === id);
   if (f && f.trust === 'system') { box.append(el('p', { class: 'muted' }, 'A system plugin: its code is part of the kernel.')); return; }
   const r = await api('GET', 'api/plugins/' + encodeURIComponent(id) + '/versions');
+  if (!still()) return;
   if (r.status !== 200) { box.append(el('p', { class: 'error' }, errorOf(r))); return; }
   const versions = r.body.versions || [];
   const label = (v) => v.version + ' · ' + v.codeHash.slice(7, 19) + ' · ' + new Date(v.time).toLocaleString();
@@ -200,10 +166,13 @@ async function pick(id) {
   to.value = String(versions.length - 1);
   const from = el('select', { id: 'diff-from' }, el('option', { value: '' }, 'nothing (the code only)'), options());
   const out = el('pre', { id: 'code' });
+  let shown = 0;
   const update = async () => {
+    const n = ++shown;
     const b = await codeOf(id, versions[to.value]);
-    if (from.value === '') { out.replaceChildren(b); return; }
-    out.replaceChildren(...diff(await codeOf(id, versions[from.value]), b));
+    const a = from.value === '' ? null : await codeOf(id, versions[from.value]);
+    if (n !== shown || !still()) return; // a later choice wins
+    out.replaceChildren(...(a === null ? [b] : diff(a, b)));
   };
   from.addEventListener('change', update);
   to.addEventListener('change', update);
@@ -222,27 +191,6 @@ async function codeOf(id, v) {
   return codes.get(key);
 }
 
-// diff returns the lines of b against a, added and removed lines marked
-// (a longest common subsequence; long files are compared by their ends).
-function diff(a, b) {
-  const x = a.split('\n').slice(0, 2000), y = b.split('\n').slice(0, 2000);
-  const n = x.length, m = y.length, w = m + 1;
-  const L = new Uint16Array((n + 1) * w);
-  for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) {
-      L[i * w + j] = x[i] === y[j] ? L[(i + 1) * w + j + 1] + 1 : Math.max(L[(i + 1) * w + j], L[i * w + j + 1]);
-    }
-  }
-  const out = [];
-  let i = 0, j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && x[i] === y[j]) { out.push(el('span', {}, '  ' + x[i] + '\n')); i++; j++; }
-    else if (i < n && (j === m || L[(i + 1) * w + j] >= L[i * w + j + 1])) { out.push(el('span', { class: 'del' }, '- ' + x[i] + '\n')); i++; }
-    else { out.push(el('span', { class: 'add' }, '+ ' + y[j] + '\n')); j++; }
-  }
-  return out;
-}
-
 // declaration lists what an approval's plugin declares, as the kernel
 // words it (the same lines its Approval object shows), as text.
 function declaration(d) {
@@ -250,15 +198,27 @@ function declaration(d) {
   for (const k of ['points', 'scopes', 'inject', 'optional', 'provide', 'routes', 'schedules', 'contributions']) {
     const v = d[k] || [];
     if (!v.length) continue;
-    rows.push(el('dt', {}, k), el('dd', {}, v.slice(0, 100).map((x) => el('div', {}, x))));
+    rows.push(el('dt', {}, k), el('dd', {}, v.map((x) => el('div', {}, x)))); // all of it: it is what a decision covers
   }
   return rows.length ? el('dl', {}, rows) : el('p', { class: 'muted' }, 'Nothing beyond its code.');
 }
 
+// renderApprovals keeps the card of each approval still waiting where it
+// is (so nothing moves under the pointer), drops the decided ones and adds
+// new ones at the end.
 function renderApprovals(pending) {
   $('waiting').textContent = pending.length ? String(pending.length) : '';
   $('no-approvals').hidden = pending.length > 0;
-  $('approval-list').replaceChildren(...pending.map((a) => el('div', { class: 'card', 'data-approval': a.id },
+  const list = $('approval-list');
+  const key = (a) => a.id + ' ' + a.codeHash;
+  const want = new Set(pending.map(key));
+  for (const card of [...list.children]) if (!want.has(card.dataset.key)) card.remove();
+  const have = new Set([...list.children].map((c) => c.dataset.key));
+  for (const a of pending) if (!have.has(key(a))) list.append(card(a, key(a)));
+}
+
+function card(a, key) {
+  return el('div', { class: 'card', 'data-approval': a.id, 'data-key': key },
     el('h3', {}, a.pluginId + ' ' + a.version),
     el('p', {}, (a.manifest && a.manifest.description) || ''),
     el('dl', {}, el('dt', {}, 'requested by'), el('dd', {}, a.requestedBy),
@@ -266,7 +226,7 @@ function renderApprovals(pending) {
       el('dt', {}, 'code'), el('dd', {}, a.codeHash)),
     el('h4', {}, 'What it declares'), declaration(a.declaration || {}),
     el('h4', {}, 'Its code'), el('pre', {}, a.code),
-    decide(a))));
+    decide(a));
 }
 
 // decide offers approve and reject where the caller may decide here, and
@@ -294,7 +254,7 @@ async function follow() {
   for (let wait = 1000; ; wait = Math.min(wait * 2, 30000)) {
     try {
       const resp = await fetch('api/events/stream?after=' + ui.after, { headers: headers({ Accept: 'text/event-stream' }), credentials: 'same-origin' });
-      if (resp.status === 401) return;
+      if (resp.status === 401) return showSignin(ui.me !== null);
       if (resp.ok) {
         wait = 1000;
         await readSSE(resp, (data) => event(JSON.parse(data)));
@@ -309,10 +269,14 @@ function event(e) {
   ui.events.push(e);
   if (ui.events.length > MAX_EVENTS) ui.events.shift();
   if (/^(plugin|fiber|judge)\//.test(e.type)) refresh();
-  options('event-plugin', ui.events.map((x) => x.plugin).filter(Boolean));
-  options('event-kind', ui.events.map((x) => x.type));
-  renderEvents();
+  if (!drawing) drawing = setTimeout(() => { // one render for a burst, such as the log replayed on load
+    drawing = null;
+    options('event-plugin', ui.events.map((x) => x.plugin).filter(Boolean));
+    options('event-kind', ui.events.map((x) => x.type));
+    renderEvents();
+  }, 200);
 }
+let drawing = null;
 
 function options(id, values) {
   const sel = $(id);
@@ -341,23 +305,33 @@ $('ask').addEventListener('submit', async (e) => {
   $('transcript').append(el('li', { class: 'user' }, el('div', { class: 'text' }, text)));
   const turn = el('li', { class: 'agent' }, el('div', { class: 'text' }));
   $('transcript').append(turn);
+  const send = e.target.querySelector('button');
+  send.disabled = true; // one turn at a time
+  try {
+    await converse(turn, text);
+  } catch (err) {
+    turn.append(el('div', { class: 'error' }, 'the answer broke off: ' + err));
+  } finally {
+    send.disabled = false;
+  }
+});
+
+// converse sends text as one chat turn and shows the answer in turn.
+async function converse(turn, text) {
   const resp = await fetch('api/chat/stream', {
     method: 'POST', credentials: 'same-origin',
     headers: headers({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }),
     body: JSON.stringify({ session: chatSession, text }),
   });
+  if (resp.status === 401) { showSignin(ui.me !== null); return; }
   if (!resp.ok) {
     let msg = 'HTTP ' + resp.status;
     try { msg = (await resp.json()).error.message; } catch (err) { /* keep the status */ }
     turn.append(el('div', { class: 'error' }, msg));
     return;
   }
-  try {
-    await readSSE(resp, (data) => turnEvent(turn, JSON.parse(data)));
-  } catch (err) {
-    turn.append(el('div', { class: 'error' }, 'the answer broke off: ' + err));
-  }
-});
+  await readSSE(resp, (data) => turnEvent(turn, JSON.parse(data)));
+}
 
 // turnEvent shows one event of a chat turn in turn.
 function turnEvent(turn, ev) {
