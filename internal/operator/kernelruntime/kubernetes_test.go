@@ -263,7 +263,7 @@ func k8sCheckDefaultContainer(t *testing.T, tenant *smsv1.Tenant, sts *appsv1.St
 	t.Helper()
 	c := k8sContainer(t, sts)
 	want := kernelconfig.Config{
-		Listen: "0.0.0.0:8787", AdminListen: "0.0.0.0:8788", Store: "sqlite:/data/kernel.db", Name: tenant.Namespace + "/alpha",
+		Listen: "0.0.0.0:8787", AdminListen: "0.0.0.0:8788", Store: "sqlite:/data/kernel.db", Name: tenant.Namespace + "/alpha", Tenant: tenant.Namespace + "/alpha",
 		TokenFile: "/var/run/sms/admin/token", TokenAuthFile: "/var/run/sms/chat/tokens.csv", Executor: "isolated",
 	}.Args()
 	if c.Image != k8sTestImage || c.Command != nil || !slices.Equal(c.Args, want) {
