@@ -64,7 +64,7 @@ func (a *admin) history(ctx context.Context, id string) ([]adminv1.PluginVersion
 
 // fold takes one event into the index.
 func (x *versionIndex) fold(e kernel.Event) {
-	if e.Type != kernel.EventPluginInstalled && e.Type != kernel.EventPluginMounted {
+	if e.Type != kernel.EventPluginInstalled && e.Type != kernel.EventPluginMounted && e.Type != kernel.EventPluginAborted {
 		return
 	}
 	var d installed
@@ -74,6 +74,9 @@ func (x *versionIndex) fold(e kernel.Event) {
 	key := e.Plugin + " " + d.CodeHash
 	v := adminv1.PluginVersion{Version: d.Manifest.Version, CodeHash: d.CodeHash, RequestedBy: d.RequestedBy, Time: e.Time}
 	switch {
+	case e.Type == kernel.EventPluginAborted: // a staged install that never committed
+		delete(x.staged, key)
+		return
 	case e.Type == kernel.EventPluginMounted:
 		s, ok := x.staged[key]
 		if !ok {
