@@ -78,8 +78,8 @@ demo: binaries ## Run the demo story offline against manager dev (its own state 
 	MANAGER=$(LOCALBIN)/manager KUBECTL_SMS_DIR=$(LOCALBIN) KUBECTL=$(KUBECTL) hack/demo.sh
 
 .PHONY: binaries
-binaries: | $(LOCALBIN) ## Build bin/manager, bin/kubectl-sms (the kubectl plugin: put bin on PATH) and bin/erp-kernel (the example application's kernel).
-	go build -o $(LOCALBIN)/manager ./cmd/manager
+binaries: | $(LOCALBIN) ## Build bin/manager, bin/sms-kernel and bin/sms-sandbox (the kernel and sandbox binaries of the image), bin/kubectl-sms (the kubectl plugin: put bin on PATH) and bin/erp-kernel (the example application's kernel).
+	go build -o $(LOCALBIN)/ ./cmd/manager ./cmd/sms-kernel ./cmd/sms-sandbox
 	go build -o $(LOCALBIN)/kubectl-sms ./cmd/kubectl-sms
 	go build -o $(LOCALBIN)/erp-kernel ./examples/erp/cmd/erp-kernel
 
@@ -150,10 +150,11 @@ docker-build: ## Build the manager image IMG with CONTAINER_TOOL.
 IMAGE_ARCHIVE ?= $(LOCALBIN)/manager-image.tar
 .PHONY: image
 image: ## Write the manager image IMG as an OCI archive (IMAGE_ARCHIVE) without a container engine.
-	mkdir -p $(LOCALBIN)
-	CGO_ENABLED=0 go build -tags nodev -trimpath -ldflags="-s -w" -o $(LOCALBIN)/manager-static ./cmd/manager
+	mkdir -p $(LOCALBIN)/static
+	CGO_ENABLED=0 go build -tags nodev -trimpath -ldflags="-s -w" -o $(LOCALBIN)/static/ ./cmd/manager ./cmd/sms-kernel ./cmd/sms-sandbox
 	hack/oci-image.sh $(IMAGE_ARCHIVE) $(IMG) 65532:65532 /manager \
-		$(LOCALBIN)/manager-static=/manager /etc/ssl/certs/ca-certificates.crt=/etc/ssl/certs/ca-certificates.crt
+		$(LOCALBIN)/static/manager=/manager $(LOCALBIN)/static/sms-kernel=/sms-kernel $(LOCALBIN)/static/sms-sandbox=/sms-sandbox \
+		/etc/ssl/certs/ca-certificates.crt=/etc/ssl/certs/ca-certificates.crt
 
 # The example application's kernel image: the same static build and layout
 # as the manager's, with examples/erp's kernel binary as the entrypoint.
@@ -162,9 +163,11 @@ ERP_IMAGE_ARCHIVE ?= $(LOCALBIN)/erp-kernel-image.tar
 .PHONY: erp-image
 erp-image: ## Write the example ERP's kernel image ERP_IMG as an OCI archive (ERP_IMAGE_ARCHIVE).
 	mkdir -p $(LOCALBIN)
-	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o $(LOCALBIN)/erp-kernel-static ./examples/erp/cmd/erp-kernel
+	mkdir -p $(LOCALBIN)/static
+	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o $(LOCALBIN)/static/ ./examples/erp/cmd/erp-kernel ./cmd/sms-sandbox
 	hack/oci-image.sh $(ERP_IMAGE_ARCHIVE) $(ERP_IMG) 65532:65532 /erp-kernel \
-		$(LOCALBIN)/erp-kernel-static=/erp-kernel /etc/ssl/certs/ca-certificates.crt=/etc/ssl/certs/ca-certificates.crt
+		$(LOCALBIN)/static/erp-kernel=/erp-kernel $(LOCALBIN)/static/sms-sandbox=/sms-sandbox \
+		/etc/ssl/certs/ca-certificates.crt=/etc/ssl/certs/ca-certificates.crt
 
 .PHONY: docker-push
 docker-push: ## Push the manager image IMG with CONTAINER_TOOL.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -87,6 +88,11 @@ func (e *SettingError) Unwrap() error { return e.Err }
 type ExecutorSettings struct {
 	// Logger receives the executor's logs; nil discards them.
 	Logger *slog.Logger
+	// IdleAfter is how long an executor that runs each plugin in a
+	// process of its own keeps an idle plugin's process: zero takes its
+	// default, negative keeps it while the plugin is mounted. Others
+	// ignore it.
+	IdleAfter time.Duration
 }
 
 // ExecutorDriver describes where agent code runs.

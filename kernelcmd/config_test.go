@@ -3,6 +3,7 @@ package kernelcmd
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -21,6 +22,7 @@ var full = Config{
 	MaxConnections:           64,
 	MaxConnectionsPerAddress: 8,
 	Executor:                 "goja",
+	SandboxIdle:              30 * time.Second,
 	Model:                    Model{Provider: "openaicompat", Name: "llama3", BaseURL: "http://ollama:11434/v1", Script: "/etc/sms/turns.json", KeyFile: "/var/run/sms/model-key"},
 	Agent:                    Agent{Identity: "You keep the books of Acme, a small shop.", MaxSteps: 12},
 	Users:                    true,

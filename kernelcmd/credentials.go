@@ -1,6 +1,8 @@
 package kernelcmd
 
 import (
+	"github.com/sms-baseline/sms/kernelcmd/kernelconfig"
+
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -10,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/plugins/agentloop"
@@ -116,10 +117,10 @@ func authOptions(c Config) (*auth.Options, error) {
 // (a mounted Secret). Neither value is ever logged.
 func readBootstrap(path string) (*auth.Bootstrap, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		login, err1 := os.ReadFile(filepath.Join(path, smsv1.SecretKeyLogin))
-		password, err2 := os.ReadFile(filepath.Join(path, smsv1.SecretKeyPassword))
+		login, err1 := os.ReadFile(filepath.Join(path, kernelconfig.FileLogin))
+		password, err2 := os.ReadFile(filepath.Join(path, kernelconfig.FilePassword))
 		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("%s: a directory must hold the files %s and %s: %w", path, smsv1.SecretKeyLogin, smsv1.SecretKeyPassword, err)
+			return nil, fmt.Errorf("%s: a directory must hold the files %s and %s: %w", path, kernelconfig.FileLogin, kernelconfig.FilePassword, err)
 		}
 		return bootstrapOf(path, strings.TrimSpace(string(login)), strings.TrimRight(string(password), "\r\n"))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/drivers/executor/isolated"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernelcmd/kernelconfig"
 	"github.com/sms-baseline/sms/plugins/agentloop"
@@ -28,6 +29,7 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.IntVar(&c.MaxConnections, "max-connections", Defaults.MaxConnections, "connections each listener holds at once; past it new ones wait until one closes (default "+strconv.Itoa(baseline.DefaultMaxConnections)+")")
 	fs.IntVar(&c.MaxConnectionsPerAddress, "max-connections-per-address", Defaults.MaxConnectionsPerAddress, "connections one client address holds at once on each listener; past it its new ones are closed at once, so one client cannot keep the probes waiting (default "+strconv.Itoa(baseline.DefaultMaxConnectionsPerAddress)+")")
 	fs.StringVar(&c.Executor, "executor", Defaults.Executor, "where agent code runs: "+Executors.Help())
+	fs.DurationVar(&c.SandboxIdle, "sandbox-idle", Defaults.SandboxIdle, "how long an agent plugin's sandbox process lives without a call before it exits; its next call starts one again (isolated executor; negative: never exit; default "+isolated.DefaultIdleAfter.String()+")")
 	fs.StringVar(&c.Model.Provider, "model", Defaults.Model.Provider, "the chat agent's model: "+Models.Help()+" (default: no chat agent)")
 	fs.StringVar(&c.Model.Name, "model-name", Defaults.Model.Name, "the provider's model name")
 	fs.StringVar(&c.Model.BaseURL, "model-base-url", Defaults.Model.BaseURL, "the provider's base URL"+baseURLNeeds())

@@ -1,6 +1,8 @@
 package kernelcmd
 
 import (
+	"github.com/sms-baseline/sms/kernelcmd/kernelconfig"
+
 	"bufio"
 	"context"
 	"errors"
@@ -76,7 +78,7 @@ func openS3(ctx context.Context, spec, credentials string) (contracts.ObjectStor
 func readCredentials(path string) (string, string, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		var keys [2]string
-		for i, name := range []string{"accessKey", "secretKey"} {
+		for i, name := range []string{kernelconfig.FileAccessKey, kernelconfig.FileSecretKey} {
 			raw, err := os.ReadFile(filepath.Join(path, name))
 			if err != nil {
 				return "", "", fmt.Errorf("--objects-credentials-file: %w", err)

@@ -57,7 +57,7 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 	if n := c.Agent.MaxSteps; n < 0 || n > kernelconfig.MaxAgentSteps {
 		return nil, fmt.Errorf("--agent-max-steps %d: want 1 to %d, or 0 for the default", n, kernelconfig.MaxAgentSteps)
 	}
-	exec, err := newExecutor(c.Executor, logger)
+	exec, err := newExecutor(c, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -166,12 +166,13 @@ func readToken(path string) (string, error) {
 }
 
 // newExecutor returns the executor of Executors that name chooses.
-func newExecutor(name string, logger *slog.Logger) (kernel.Executor, error) {
+func newExecutor(c Config, logger *slog.Logger) (kernel.Executor, error) {
+	name := c.Executor
 	d, err := Executors.Lookup(name)
 	if err != nil {
 		return nil, fmt.Errorf("--executor %q: want %s", name, Executors.Choices())
 	}
-	exec, err := d.Open(contracts.ExecutorSettings{Logger: logger})
+	exec, err := d.Open(contracts.ExecutorSettings{Logger: logger, IdleAfter: c.SandboxIdle})
 	if err != nil {
 		return nil, fmt.Errorf("--executor %s: %w", name, err)
 	}

@@ -40,6 +40,7 @@ func newOperatorCommand() *cobra.Command {
 	o := &f.opts
 	fl.StringVar(&o.Runtime, "runtime", operator.RuntimeKubernetes, "where kernels run: kubernetes (a StatefulSet per tenant) or local (inside this process)")
 	fl.StringVar(&o.KernelImage, "kernel-image", os.Getenv("SMS_KERNEL_IMAGE"), "image of kernel pods (default $SMS_KERNEL_IMAGE: the operator's own image)")
+	fl.StringSliceVar(&o.KernelCommand, "kernel-command", splitEnv("SMS_KERNEL_COMMAND"), "command of kernel pods that run --kernel-image, e.g. /sms-kernel, the image's kernel binary (default $SMS_KERNEL_COMMAND; empty: the image's entrypoint); a Tenant's spec.image always runs its entrypoint")
 	fl.StringVar(&o.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the operator's pods, the only ones kernels admit to their admin port (default $POD_NAMESPACE)")
 	fl.StringVar(&o.DataDir, "data-dir", ".sms/data", "tenants' data under the local runtime")
 	fl.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP); 0 disables it")
@@ -87,4 +88,13 @@ func runOperator(cmd *cobra.Command, f *operatorFlags) error {
 	defer op.Close()
 	ctrl.Log.Info("Starting the operator", "runtime", f.opts.Runtime, "namespaces", strings.Join(f.opts.Namespaces, ","))
 	return op.Start(ctrl.SetupSignalHandler())
+}
+
+// splitEnv returns the comma-separated values of environment variable
+// name, or nil when it is empty.
+func splitEnv(name string) []string {
+	if v := os.Getenv(name); v != "" {
+		return strings.Split(v, ",")
+	}
+	return nil
 }

@@ -214,3 +214,40 @@ func TestProductionBinaryLinksNoTestCode(t *testing.T) {
 		t.Error("the Dockerfile does not build cmd/manager with -tags nodev")
 	}
 }
+
+// The kernel binary (cmd/sms-kernel) links nothing of Kubernetes or the
+// operator, and the sandbox binary (cmd/sms-sandbox) only the runtime and
+// the kernel's types: each kernel and each sandbox child maps and
+// initializes only what it runs (docs/benchmarks.md, tenant density).
+// Seen failing with kernelcmd reading the bootstrap admin's file names
+// from api/v1 (k8s.io/api and apimachinery were linked).
+func TestKernelAndSandboxBinariesStaySmall(t *testing.T) {
+	deps := func(pkg string) []string {
+		cmd := exec.Command("go", "list", "-deps", pkg)
+		cmd.Dir = "../.."
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		return strings.Fields(string(out))
+	}
+	kernelDeps := deps("./cmd/sms-kernel")
+	if !slices.Contains(kernelDeps, Module+"/kernelcmd") {
+		t.Fatalf("cmd/sms-kernel does not link kernelcmd; the check would prove nothing")
+	}
+	for _, dep := range kernelDeps {
+		if strings.HasPrefix(dep, "k8s.io/") || strings.HasPrefix(dep, "sigs.k8s.io/controller-runtime") ||
+			dep == Module+"/api/v1" || dep == Module+"/controllers" || strings.HasPrefix(dep, Module+"/internal/operator") {
+			t.Errorf("cmd/sms-kernel links %s", dep)
+		}
+	}
+	allowed := []string{Module + "/kernel", Module + "/contracts", Module + "/drivers/executor/"}
+	for _, dep := range deps("./cmd/sms-sandbox") {
+		if !strings.HasPrefix(dep, Module) || dep == Module+"/cmd/sms-sandbox" {
+			continue
+		}
+		if !slices.ContainsFunc(allowed, func(p string) bool { return strings.HasPrefix(dep, p) }) {
+			t.Errorf("cmd/sms-sandbox links %s", dep)
+		}
+	}
+}

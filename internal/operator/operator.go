@@ -39,6 +39,10 @@ type Options struct {
 	Runtime string
 	// KernelImage is the image of kernel pods (kubernetes runtime).
 	KernelImage string
+	// KernelCommand is the kernel container's command when it runs
+	// KernelImage (kubernetes runtime); empty runs the image's entrypoint.
+	// A Tenant's spec.image always runs its entrypoint.
+	KernelCommand []string
 	// DataDir holds the local runtime's tenants.
 	DataDir string
 	// LocalExecutor overrides tenants' executors in the local runtime.
@@ -178,7 +182,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	switch opts.Runtime {
 	case "", RuntimeKubernetes:
 		op.Runtime = kernelruntime.NewKubernetes(mgr.GetClient(), scheme,
-			kernelruntime.KubernetesOptions{Image: opts.KernelImage, OperatorNamespace: opts.OperatorNamespace})
+			kernelruntime.KubernetesOptions{Image: opts.KernelImage, Command: opts.KernelCommand, OperatorNamespace: opts.OperatorNamespace})
 	case RuntimeLocal:
 		local := localruntime.New(localruntime.Options{Dir: opts.DataDir, Executor: opts.LocalExecutor,
 			DefaultModel: opts.LocalModel, Images: opts.LocalImages, Logger: opts.Logger,

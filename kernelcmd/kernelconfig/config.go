@@ -3,6 +3,18 @@ package kernelconfig
 import (
 	"strconv"
 	"strings"
+	"time"
+)
+
+// The files a kernel reads when a credential flag names a directory (a
+// mounted Secret): --bootstrap-admin-file's login and password, and
+// --objects-credentials-file's S3 keys. The kernel owns these names; a
+// pod mounts each Secret key under them.
+const (
+	FileLogin     = "login"
+	FilePassword  = "password"
+	FileAccessKey = "accessKey"
+	FileSecretKey = "secretKey"
 )
 
 // Config is everything `manager kernel` is told on its command line. The
@@ -40,6 +52,10 @@ type Config struct {
 	MaxConnectionsPerAddress int
 	// Executor names a driver of kernelcmd.Executors: isolated or goja.
 	Executor string
+	// SandboxIdle is how long an agent plugin's sandbox process lives
+	// without a call (isolated executor): zero takes the executor's
+	// default, negative keeps every process while its plugin is mounted.
+	SandboxIdle time.Duration
 	// Model chooses the chat agent's model; a zero Model means none.
 	Model Model
 	// Agent configures the chat agent when there is a model.
@@ -135,6 +151,9 @@ func (c Config) Args() []string {
 		args = append(args, "--max-connections-per-address="+strconv.Itoa(c.MaxConnectionsPerAddress))
 	}
 	add("executor", c.Executor, Defaults.Executor)
+	if c.SandboxIdle != 0 {
+		args = append(args, "--sandbox-idle="+c.SandboxIdle.String())
+	}
 	add("bootstrap-admin-file", c.BootstrapAdminFile, "")
 	add("model", c.Model.Provider, "")
 	add("model-name", c.Model.Name, "")

@@ -16,8 +16,10 @@ import (
 	"time"
 )
 
-// manager is the path of the binary built by TestMain.
-var manager string
+// manager and kernelBin are the paths of `manager` and `sms-kernel`, which
+// TestMain builds beside `sms-sandbox`, so that kernels start it for
+// their agent plugins as they do in the image.
+var manager, kernelBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "sms-e2e-")
@@ -25,11 +27,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	manager = filepath.Join(dir, "manager")
-	build := exec.Command("go", "build", "-o", manager, "../../cmd/manager")
+	manager, kernelBin = filepath.Join(dir, "manager"), filepath.Join(dir, "sms-kernel")
+	build := exec.Command("go", "build", "-o", dir+"/", "../../cmd/manager", "../../cmd/sms-kernel", "../../cmd/sms-sandbox")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build manager:", err)
+		fmt.Fprintln(os.Stderr, "build the binaries:", err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -62,8 +64,16 @@ func startEnv(t testing.TB, env []string, args ...string) *kernelProc {
 func startAt(t testing.TB, env []string, addr string, args ...string) *kernelProc {
 	t.Helper()
 	p := &kernelProc{t: t, url: "http://" + addr, addr: addr, log: &bytes.Buffer{}, args: args, env: env}
-	p.cmd = exec.Command(manager, append([]string{"kernel", "--listen", addr}, args...)...)
-	p.cmd.Env = append(os.Environ(), env...)
+	return p.launch(manager)
+}
+
+// launch runs `PROGRAM kernel` with p's listener, arguments and
+// environment, and waits until /healthz answers.
+func (p *kernelProc) launch(program string) *kernelProc {
+	t := p.t
+	t.Helper()
+	p.cmd = exec.Command(program, append([]string{"kernel", "--listen", p.addr}, p.args...)...)
+	p.cmd.Env = append(os.Environ(), p.env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -89,6 +89,17 @@ func (b *budget) attribute(plugin, who string) error {
 	return nil
 }
 
+// over returns who when who is at the bound per requester, so that
+// only one of who's children frees a place for who; otherwise "".
+func (b *budget) over(who string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if who != "" && b.by[who] >= b.perRequester {
+		return who
+	}
+	return ""
+}
+
 // unattribute gives back what attribute counted.
 func (b *budget) unattribute(who string) {
 	if who == "" {

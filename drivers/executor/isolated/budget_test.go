@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sms-baseline/sms/drivers/executor/executortest"
 	"github.com/sms-baseline/sms/drivers/executor/isolated"
 	"github.com/sms-baseline/sms/kernel"
 )
@@ -125,30 +124,4 @@ func TestWarmChildrenCountAgainstMaxChildren(t *testing.T) {
 	mustLoad(t, exec, "agent.w2", "") // takes the warm child
 	_, err := load(t, exec, "agent.w3", "")
 	wantLimit(t, err, "MaxChildren")
-}
-
-// A mount past a bound fails with the refusal's code, which the HTTP
-// layer maps to 409, and leaves the kernel serving; unloading frees the
-// place. Seen failing without the fix: agent.two mounted next to agent.one.
-func TestMountPastMaxChildrenIsRefused(t *testing.T) {
-	env := executortest.NewEnv(t, newExecutor(t, isolated.Options{MaxChildren: 1}))
-	code := `export default async function activate(cap) {}`
-	propose := func(id string) error {
-		m := kernel.Manifest{ID: id, Version: "1"}
-		auth, err := env.K.Authorize(m, kernel.HashCode([]byte(code)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return env.K.Propose(context.Background(), kernel.Proposal{Manifest: m, Code: []byte(code), Auth: auth})
-	}
-	if err := propose("agent.one"); err != nil {
-		t.Fatal(err)
-	}
-	wantLimit(t, propose("agent.two"), "MaxChildren")
-	if err := env.K.Disable(context.Background(), "agent.one"); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.K.Enable(context.Background(), "agent.two"); err != nil {
-		t.Fatalf("enable agent.two after agent.one was disabled: %v", err)
-	}
 }

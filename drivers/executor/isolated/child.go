@@ -46,6 +46,9 @@ type ChildOptions struct {
 // the executor's defaults.
 func ChildOptionsFromEnv() (ChildOptions, error) {
 	o := ChildOptions{MemoryLimit: DefaultMemoryLimit, CPULimit: DefaultCPULimit}
+	if err := checkProtocol(); err != nil {
+		return o, err
+	}
 	if s := os.Getenv(EnvMemoryLimit); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n <= 0 {

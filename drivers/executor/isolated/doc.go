@@ -4,8 +4,7 @@
 // goja cannot bound memory and cannot interrupt a built-in, so a plugin that
 // allocates without end or loops inside a regular expression would take the
 // whole kernel down in process. Here it takes down only its child. The child
-// is this program run with the hidden `sandbox` argument (`manager sandbox`);
-// it sets RLIMIT_AS and RLIMIT_CPU on itself before it reads its first
+// (sms-sandbox, or this program run with the hidden `sandbox` argument) sets RLIMIT_AS and RLIMIT_CPU on itself before it reads its first
 // message, and speaks a JSON protocol over its stdin and stdout: the parent
 // loads, activates and calls the unit; the child's cap calls come back to the
 // parent, whose kernel HostBridge checks and answers them.
@@ -42,8 +41,20 @@
 //   - the children alive at once, warm ones included, stay within
 //     Options.MaxChildren and their memory limits within MemoryBudget, and
 //     those loaded for one requester (kernel.RequesterOf) within
-//     MaxChildrenPerRequester: past a bound Load is refused with ErrLimit;
+//     MaxChildrenPerRequester: at a bound the idle plugin used least
+//     recently is put to sleep, and only when none is idle is Load (or a
+//     wake) refused with ErrLimit;
+//   - a plugin idle for Options.IdleAfter sleeps: its child exits and its
+//     next call starts one that replays the first activation's host calls
+//     from a record, so that the kernel sees each contribution, provision
+//     and invocation once; an activation that does not repeat itself fails
+//     the plugin, and module state lasts as long as a child;
 //   - errors.Is(err, goja.ErrDeadline) and goja.ErrClosed hold across the pipe.
+//
+// The child program is SandboxProgram (cmd/sms-sandbox) beside the
+// executable when it is there, otherwise the executable's hidden
+// "sandbox" subcommand (DefaultCommand); the parent names the protocol
+// version it speaks in EnvProtocol.
 //
 // Driver describes it to a driver registry as "isolated", opened with two
 // warm children.

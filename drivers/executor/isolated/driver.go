@@ -12,7 +12,7 @@ import (
 var Driver = contracts.ExecutorDriver{
 	DriverInfo: contracts.DriverInfo{Name: "isolated", Help: "child processes with OS limits"},
 	Open: func(s contracts.ExecutorSettings) (kernel.Executor, error) {
-		exec, err := New(Options{Logger: s.Logger, Warm: 2})
+		exec, err := New(Options{Logger: s.Logger, Warm: 2, IdleAfter: s.IdleAfter})
 		if err != nil {
 			return nil, err
 		}

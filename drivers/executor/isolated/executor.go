@@ -22,8 +22,10 @@ const (
 
 // Options configure an Executor. Every field is optional.
 type Options struct {
-	// Command starts a child: the program and its arguments. Default: this
-	// program with the argument "sandbox" (the hidden `manager sandbox`).
+	// Command starts a child: the program and its arguments. Default
+	// (DefaultCommand): the program sms-sandbox beside this one when there
+	// is one, otherwise this program with the argument "sandbox" (the
+	// hidden subcommand of `manager` and of kernelcmd's binaries).
 	Command []string
 	// Env is the child's whole environment besides its limits; it inherits
 	// nothing else from the parent, whose secrets stay there.
@@ -47,6 +49,13 @@ type Options struct {
 	// without one, so an idle kernel keeps none. Default 0: every Load
 	// starts its child.
 	Warm int
+	// IdleAfter is how long a mounted plugin's child lives without a call
+	// before it exits, giving back its memory and its place among
+	// MaxChildren; the plugin's next call starts a child again, which
+	// compiles the code and replays the first activation (see the package
+	// documentation). Default DefaultIdleAfter; negative keeps every
+	// child while its plugin is mounted.
+	IdleAfter time.Duration
 	// WarmIdle is how long the pool stays warm after the last Load.
 	// Default DefaultWarmIdle.
 	WarmIdle time.Duration
@@ -69,13 +78,14 @@ type Options struct {
 // Executor runs each agent plugin's unit in its own child process. It is
 // safe for concurrent use.
 type Executor struct {
-	opts    Options
-	pool    *pool
-	budget  *budget
-	command []string
-	env     []string
-	config  config
-	wait    time.Duration // how long a request may go unanswered before the child is killed
+	opts     Options
+	pool     *pool
+	budget   *budget
+	sleepers sleepers
+	command  []string
+	env      []string
+	config   config
+	wait     time.Duration // how long a request may go unanswered before the child is killed
 	// deadlineErr is the cause of a host call's context ending at its
 	// job's deadline, worded as the runtime words the job's own failure.
 	deadlineErr error
@@ -94,11 +104,10 @@ func New(opts Options) (*Executor, error) {
 	}
 	command := opts.Command
 	if len(command) == 0 {
-		self, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("find the sandbox program: %w", err)
+		var err error
+		if command, err = DefaultCommand(); err != nil {
+			return nil, err
 		}
-		command = []string{self, "sandbox"}
 	}
 	rt := opts.Runtime
 	lim := rt.Limits()
@@ -112,6 +121,7 @@ func New(opts Options) (*Executor, error) {
 	env := append([]string{
 		EnvMemoryLimit + "=" + strconv.FormatInt(opts.MemoryLimit, 10),
 		EnvCPULimit + "=" + opts.CPULimit.String(),
+		EnvProtocol + "=" + Protocol,
 	}, opts.Env...)
 	opts.withBounds()
 	e := &Executor{
@@ -130,6 +140,9 @@ func New(opts Options) (*Executor, error) {
 
 // withBounds fills in the defaults of the pool's and the budget's options.
 func (o *Options) withBounds() {
+	if o.IdleAfter == 0 {
+		o.IdleAfter = DefaultIdleAfter
+	}
 	if o.WarmIdle <= 0 {
 		o.WarmIdle = DefaultWarmIdle
 	}
@@ -147,42 +160,66 @@ func (o *Options) withBounds() {
 // Load implements kernel.Executor: it starts a child, or takes a warm one,
 // and has it compile the code. A failure to start or to compile closes the
 // child. A load that would pass MaxChildren, MaxChildrenPerRequester or
-// MemoryBudget is refused with a kernel.Error (CodeConflict) that wraps
-// ErrLimit and names the bound.
+// MemoryBudget first puts to sleep the idle plugin whose child was used
+// least recently (see IdleAfter), and is refused with a kernel.Error
+// (CodeConflict) that wraps ErrLimit and names the bound when no plugin
+// is idle.
 func (e *Executor) Load(ctx context.Context, b kernel.Bundle) (kernel.Unit, error) {
-	id, who := b.Manifest.ID, kernel.RequesterOf(ctx)
-	if err := e.budget.attribute(id, who); err != nil {
+	who := kernel.RequesterOf(ctx)
+	u, err := e.loaded(ctx, b, who)
+	if err != nil {
 		return nil, err
 	}
-	// From here on who's place is the lease's once a child carries it:
-	// closing the child gives it back.
-	if u := e.pool.take(); u != nil {
-		u.claim(id, who)
+	return e.sleepers.add(e, b, who, u), nil
+}
+
+// loaded returns a child for b that has compiled its code, counted for
+// who.
+func (e *Executor) loaded(ctx context.Context, b kernel.Bundle, who string) (*unit, error) {
+	id := b.Manifest.ID
+	for {
+		u, err := e.child(id, who)
+		if err != nil {
+			return nil, err
+		}
 		died, err := e.load(ctx, u, b)
 		if err == nil {
 			return u, nil
 		}
-		if !died {
+		if !died || !u.pooled {
 			return nil, err
 		}
 		// The pooled child died while it waited: start one.
-		if err := e.budget.attribute(id, who); err != nil {
+	}
+}
+
+// child returns a started child claimed for plugin id and requester who:
+// a warm one when the pool has one. At a bound it puts an idle plugin to
+// sleep (one of who's at the bound per requester) and tries again.
+func (e *Executor) child(id, who string) (*unit, error) {
+	for {
+		err := e.budget.attribute(id, who)
+		if err == nil {
+			// From here on who's place is the lease's once a child carries
+			// it: closing the child gives it back.
+			u := e.pool.take()
+			if u == nil {
+				if u, err = e.start(id); err != nil {
+					e.budget.unattribute(who)
+				}
+			}
+			if err == nil {
+				u.claim(id, who)
+				return u, nil
+			}
+		}
+		if !errors.Is(err, ErrLimit) {
+			return nil, fmt.Errorf("load %s: %w", id, err)
+		}
+		if !e.sleepers.evict(e.budget.over(who)) {
 			return nil, err
 		}
 	}
-	u, err := e.start(id)
-	if err != nil {
-		e.budget.unattribute(who)
-		if errors.Is(err, ErrLimit) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("load %s: %w", id, err)
-	}
-	u.claim(id, who)
-	if _, err := e.load(ctx, u, b); err != nil {
-		return nil, err
-	}
-	return u, nil
 }
 
 // load has u's child compile the code; a failure closes the child, and
@@ -241,7 +278,7 @@ func (e *Executor) spawn(plugin string) (*unit, error) {
 	conn := newConn(stdout, stdin)
 	conn.writeWait = e.wait
 	u := &unit{
-		plugin: plugin, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, conn: conn, tail: &stderrTail{},
+		pooled: plugin == "", plugin: plugin, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, conn: conn, tail: &stderrTail{},
 		wait: e.wait, logger: e.opts.Logger, pending: map[uint64]*request{}, exited: make(chan struct{}),
 		deadline: e.config.Deadline, deadlineErr: e.deadlineErr, lease: &lease{b: e.budget},
 		slots: make(chan struct{}, serveAtOnce), lead: make(chan struct{}, 1),

@@ -14,9 +14,12 @@ import (
 	"github.com/sms-baseline/sms/kernel"
 )
 
+// mount proposes an agent plugin with the tool point that injects the
+// suite's service and config.
 func mount(t *testing.T, k *kernel.Kernel, id, code string) error {
 	t.Helper()
-	m := kernel.Manifest{ID: id, Version: "1", Points: []string{"tool"}}
+	m := kernel.Manifest{ID: id, Version: "1", Points: []string{"tool"},
+		Inject: []string{executortest.KeyService, executortest.KeyConfig}}
 	auth, err := k.Authorize(m, kernel.HashCode([]byte(code)))
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,10 @@ type KubernetesOptions struct {
 	// operator and kernel versions move together. Tenant.spec.image
 	// overrides it.
 	Image string
+	// Command is the kernel container's command when it runs Image (the
+	// manager's image: /sms-kernel, its kernel binary). Empty, and always
+	// for a Tenant's spec.image, the image's entrypoint runs.
+	Command []string
 	// OperatorNamespace is where the operator's pods run: the kernels'
 	// NetworkPolicy admits pods labelled control-plane=controller-manager
 	// from there, and only them, to the admin port. Empty admits them from

@@ -57,6 +57,7 @@ type k8sKernel struct {
 	tenant      *smsv1.Tenant
 	name        string
 	image       string
+	command     []string // the container's command; nil runs the image's entrypoint
 	adminSecret string
 	chatSecret  string
 	checksum    string // Spec.Checksum
@@ -83,7 +84,7 @@ func newK8sKernel(spec Spec, opts KubernetesOptions) (*k8sKernel, error) {
 		operatorNS:  opts.OperatorNamespace,
 	}
 	if k.image == "" {
-		k.image = opts.Image
+		k.image, k.command = opts.Image, opts.Command
 	}
 	if k.image == "" {
 		return nil, fmt.Errorf("tenant %s/%s: no kernel image: set spec.image or the operator's default image", t.Namespace, t.Name)
@@ -230,7 +231,7 @@ func (k *k8sKernel) mutateContainer(c *corev1.Container) {
 	c.Name = k8sContainerName
 	c.Image = k.image
 	c.ImagePullPolicy = k8sPullPolicy(k.image)
-	c.Command = nil // the image's entrypoint is the manager binary
+	c.Command = k.command // nil runs the image's entrypoint
 	c.Args = k.config.Args()
 	c.Env = k.env()
 	c.Ports = []corev1.ContainerPort{
@@ -264,16 +265,16 @@ func (k *k8sKernel) volumes() []corev1.Volume {
 	if u := k.tenant.Spec.Users; u != nil && u.BootstrapAdminSecretRef != nil {
 		vols = append(vols, corev1.Volume{Name: k8sBootVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: u.BootstrapAdminSecretRef.Name,
-			Items: []corev1.KeyToPath{{Key: smsv1.SecretKeyLogin, Path: smsv1.SecretKeyLogin},
-				{Key: smsv1.SecretKeyPassword, Path: smsv1.SecretKeyPassword}},
+			Items: []corev1.KeyToPath{{Key: smsv1.SecretKeyLogin, Path: kernelconfig.FileLogin},
+				{Key: smsv1.SecretKeyPassword, Path: kernelconfig.FilePassword}},
 			DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode),
 		}}})
 	}
 	if o := k.tenant.Spec.Objects; o != nil && o.Driver == smsv1.ObjectsS3 && o.S3 != nil {
 		vols = append(vols, corev1.Volume{Name: k8sObjectsVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: o.S3.CredentialsSecretRef.Name,
-			Items: []corev1.KeyToPath{{Key: smsv1.SecretKeyAccessKey, Path: smsv1.SecretKeyAccessKey},
-				{Key: smsv1.SecretKeySecretKey, Path: smsv1.SecretKeySecretKey}},
+			Items: []corev1.KeyToPath{{Key: smsv1.SecretKeyAccessKey, Path: kernelconfig.FileAccessKey},
+				{Key: smsv1.SecretKeySecretKey, Path: kernelconfig.FileSecretKey}},
 			DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode),
 		}}})
 	}

@@ -17,7 +17,7 @@ import (
 func TestKubernetesRotatedSecretRollsThePod(t *testing.T) {
 	testenv.Need(t)
 	tenant := k8sTenant(t, "rotate", func(s *smsv1.TenantSpec) { s.Model = k8sScriptedModel() })
-	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, kernelruntime.KubernetesOptions{Image: k8sTestImage, OperatorNamespace: "sms-system"})
+	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, k8sTestOptions)
 	checksum := func(spec kernelruntime.Spec) string {
 		t.Helper()
 		if _, err := rt.Ensure(context.Background(), spec); err != nil {

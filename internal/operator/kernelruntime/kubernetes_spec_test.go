@@ -42,8 +42,9 @@ func TestKubernetesEnsureUpdatesStatefulSet(t *testing.T) {
 	if f := k8sFlags(t, c.Args); f["auto-approve"] != "true" {
 		t.Errorf("args = %q, want --auto-approve", c.Args)
 	}
-	if c.Image != tenant.Spec.Image || c.ImagePullPolicy != corev1.PullAlways {
-		t.Errorf("image, pull policy = %s, %s; want %s, Always", c.Image, c.ImagePullPolicy, tenant.Spec.Image)
+	if c.Image != tenant.Spec.Image || c.ImagePullPolicy != corev1.PullAlways || c.Command != nil {
+		t.Errorf("image, pull policy, command = %s, %s, %q; want %s, Always and the image's entrypoint",
+			c.Image, c.ImagePullPolicy, c.Command, tenant.Spec.Image)
 	}
 
 	tenant.Spec.Judge.AutoApprove = false
@@ -82,7 +83,7 @@ func TestKubernetesKeepsImmutableFields(t *testing.T) {
 	pg := k8sTenant(t, "moved", func(s *smsv1.TenantSpec) { s.Storage = k8sPostgres("") })
 	k8sEnsure(t, pg)
 	pg.Spec.Storage = smsv1.TenantStorage{Driver: smsv1.StorageSQLite}
-	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, kernelruntime.KubernetesOptions{Image: k8sTestImage, OperatorNamespace: "sms-system"})
+	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, k8sTestOptions)
 	if _, err := rt.Ensure(context.Background(), k8sSpec(pg)); !errors.Is(err, kernelruntime.ErrStorageChanged) {
 		t.Errorf("Ensure after postgres -> sqlite = %v, want ErrStorageChanged", err)
 	}
@@ -218,7 +219,7 @@ func TestKubernetesModel(t *testing.T) {
 	noScript := k8sTenant(t, "delta", func(s *smsv1.TenantSpec) {
 		s.Model = &smsv1.TenantModel{Provider: "scripted"}
 	})
-	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, kernelruntime.KubernetesOptions{Image: k8sTestImage, OperatorNamespace: "sms-system"})
+	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, k8sTestOptions)
 	if _, err := rt.Ensure(context.Background(), k8sSpec(noScript)); err == nil || !strings.Contains(err.Error(), "scriptConfigMapRef") {
 		t.Errorf("Ensure of a scripted model without a script = %v, want an error naming scriptConfigMapRef", err)
 	}

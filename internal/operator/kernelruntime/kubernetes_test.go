@@ -31,6 +31,13 @@ func TestMain(m *testing.M) { testenv.Main(m, testenv.Options{}, &env) }
 
 const k8sTestImage = "registry.example/sms/manager:v1.2.3"
 
+// k8sTestCommand is the command the runtime gives kernel pods of its own
+// image.
+const k8sTestCommand = "/sms-kernel"
+
+// k8sTestOptions are the options of every runtime the tests make.
+var k8sTestOptions = kernelruntime.KubernetesOptions{Image: k8sTestImage, Command: []string{k8sTestCommand}, OperatorNamespace: "sms-system"}
+
 // k8sTenant creates a Tenant named name in a namespace of its own, with
 // spec changed by edit, and returns it as the API server stored it.
 func k8sTenant(t *testing.T, name string, edit func(*smsv1.TenantSpec)) *smsv1.Tenant {
@@ -57,7 +64,7 @@ func k8sSpec(tenant *smsv1.Tenant) kernelruntime.Spec {
 
 func k8sEnsure(t *testing.T, tenant *smsv1.Tenant) kernelruntime.Status {
 	t.Helper()
-	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, kernelruntime.KubernetesOptions{Image: k8sTestImage, OperatorNamespace: "sms-system"})
+	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, k8sTestOptions)
 	st, err := rt.Ensure(context.Background(), k8sSpec(tenant))
 	if err != nil {
 		t.Fatalf("Ensure: %v", err)
@@ -143,7 +150,8 @@ func k8sAssertOwned(t *testing.T, obj client.Object, tenant *smsv1.Tenant) {
 // TestKubernetesDefaultSQLite checks the objects of a tenant with an empty
 // spec. Seen failing with the controller reference left off the
 // StatefulSet ("*v1.StatefulSet controller = nil") and with the
-// container's Command set to the manager ("command ... ["/manager"]").
+// container's Command set to the manager ("command ... ["/manager"]"),
+// and with the runtime's Command left off its own image's pods.
 func TestKubernetesDefaultSQLite(t *testing.T) {
 	testenv.Need(t)
 	tenant := k8sTenant(t, "alpha", nil)
@@ -180,7 +188,7 @@ func TestKubernetesDefaultSQLite(t *testing.T) {
 
 	// Remove leaves deletion to the garbage collector, which envtest does
 	// not run: the objects stay, owned by the tenant.
-	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, kernelruntime.KubernetesOptions{Image: k8sTestImage, OperatorNamespace: "sms-system"})
+	rt := kernelruntime.NewKubernetes(env.Client, env.Scheme, k8sTestOptions)
 	if err := rt.Remove(context.Background(), client.ObjectKeyFromObject(tenant)); err != nil {
 		t.Errorf("Remove: %v", err)
 	}
@@ -266,8 +274,8 @@ func k8sCheckDefaultContainer(t *testing.T, tenant *smsv1.Tenant, sts *appsv1.St
 		Listen: "0.0.0.0:8787", AdminListen: "0.0.0.0:8788", Store: "sqlite:/data/kernel.db", Name: tenant.Namespace + "/alpha", Tenant: tenant.Namespace + "/alpha",
 		TokenFile: "/var/run/sms/admin/token", TokenAuthFile: "/var/run/sms/chat/tokens.csv", Executor: "isolated",
 	}.Args()
-	if c.Image != k8sTestImage || c.Command != nil || !slices.Equal(c.Args, want) {
-		t.Errorf("image, command, args = %s, %q, %q; want %s, [], %q", c.Image, c.Command, c.Args, k8sTestImage, want)
+	if c.Image != k8sTestImage || !slices.Equal(c.Command, []string{k8sTestCommand}) || !slices.Equal(c.Args, want) {
+		t.Errorf("image, command, args = %s, %q, %q; want %s, [%s], %q", c.Image, c.Command, c.Args, k8sTestImage, k8sTestCommand, want)
 	}
 	if f := k8sFlags(t, c.Args); f["store"] != "sqlite:/data/kernel.db" || f["admin-token-file"] != "/var/run/sms/admin/token" {
 		t.Errorf("flags = %v, want store sqlite:/data/kernel.db and the admin token file", f)
@@ -379,7 +387,7 @@ func k8sWriteCounter(t *testing.T) (*kernelruntime.Kubernetes, *[]string) {
 			return c.Patch(ctx, obj, p, opts...)
 		},
 	})
-	return kernelruntime.NewKubernetes(c, env.Scheme, kernelruntime.KubernetesOptions{Image: k8sTestImage, OperatorNamespace: "sms-system"}), &writes
+	return kernelruntime.NewKubernetes(c, env.Scheme, k8sTestOptions), &writes
 }
 
 func k8sPostgres(schema string) smsv1.TenantStorage {
