@@ -36,6 +36,8 @@ type Deps struct {
 	// triggers a reconcile. Default 5 minutes: event streams and watches
 	// wake what changed, so this is only a resync.
 	Poll time.Duration
+
+	memo statusMemo
 }
 
 // reader is Reader, else Client.
@@ -106,8 +108,16 @@ func (d *Deps) patchStatus(ctx context.Context, before, obj client.Object, chang
 	if !changed {
 		return nil
 	}
+	sum, ok := statusSum(obj)
+	if ok && d.memo.written(obj.GetUID(), sum) {
+		return nil // the cache has not seen this reconciler's last patch yet
+	}
 	if err := d.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+		d.memo.forget(obj.GetUID())
 		return fmt.Errorf("update status of %s: %w", obj.GetName(), err)
+	}
+	if ok {
+		d.memo.wrote(obj.GetUID(), sum)
 	}
 	return nil
 }

@@ -12,3 +12,7 @@ var AddIndexes = addIndexes
 
 // PluginWakes is the channel the watchers wake Plugins through.
 func (w *Watchers) PluginWakes() <-chan event.TypedGenericEvent[*smsv1.Plugin] { return w.plugins }
+
+// CountsInterval is how often, at most, a Tenant's plugin counts are
+// written: a test waits it out before calling a world steady.
+const CountsInterval = countsInterval

@@ -183,6 +183,11 @@ func (m *tenantSync) mirror(ctx context.Context, p *smsv1.Plugin, c kernelCopy) 
 		smsv1.AnnotationKernelEnabled:   strconv.FormatBool(enabled),
 		smsv1.AnnotationKernelInstalled: strconv.FormatBool(c.fiber != nil)}
 	obj.Spec.Enabled = &want
+	if p == nil {
+		// The mirror is the operator, whose creates the webhook leaves
+		// alone: the finalizer comes with the create, not a second write.
+		obj.Finalizers = []string{smsv1.FinalizerUninstall}
+	}
 	if err := m.write(ctx, p, obj); err != nil {
 		return fmt.Errorf("mirror agent plugin %s: %w", jp.Manifest.ID, err)
 	}

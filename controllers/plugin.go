@@ -59,7 +59,10 @@ func (r *PluginReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	return outcome(ctrl.Result{}, err, r.poll())
 }
 
-// announce records an Event when the verdict or Ready changed.
+// announce records an Event when the verdict changed to one a person
+// should notice: a rejection or a wait for approval. An ordinary mount
+// records none; its conditions say it (each Event is one more write to
+// the API server per Plugin).
 func (r *PluginReconciler) announce(before, p *smsv1.Plugin) {
 	v, old := p.Status.Verdict, before.Status.Verdict
 	if v == nil || (old != nil && *old == *v && before.Status.CodeHash == p.Status.CodeHash) {
@@ -71,8 +74,6 @@ func (r *PluginReconciler) announce(before, p *smsv1.Plugin) {
 		r.event(p, true, reason, v.Message)
 	case smsv1.VerdictPending:
 		r.event(p, false, smsv1.ReasonPendingApproval, v.Message)
-	default:
-		r.event(p, false, smsv1.ReasonMounted, "mounted version "+p.Spec.Version)
 	}
 }
 
@@ -237,6 +238,7 @@ func (r *PluginReconciler) finalize(ctx context.Context, p *smsv1.Plugin) error 
 		r.event(p, false, "Uninstalled", "uninstalled "+p.Spec.ID+" from tenant "+t.Name)
 	}
 	controllerutil.RemoveFinalizer(p, smsv1.FinalizerUninstall)
+	r.memo.forget(p.UID)
 	return r.Client.Update(ctx, p)
 }
 

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
+	"github.com/sms-baseline/sms/controllers"
 	"github.com/sms-baseline/sms/internal/testinfra/testenv"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
 )
@@ -77,7 +78,7 @@ func TestSteadyStateWritesNothing(t *testing.T) {
 	w.plugin(w.admin, "hello", "agent.hello", routeCode)
 	w.waitPlugin("quiet", map[string]bool{smsv1.ConditionReady: true})
 	w.waitPlugin("hello", map[string]bool{smsv1.ConditionApproved: false})
-	time.Sleep(time.Second)
+	time.Sleep(controllers.CountsInterval + time.Second) // the Tenant's counts may wait that long
 	before := w.versions()
 	time.Sleep(5 * time.Second) // the operator polls every 2 s and its kernels' logs every 200 ms
 	if after := w.versions(); fmt.Sprint(after) != fmt.Sprint(before) {

@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,8 @@ type world struct {
 	// poll is the operator's resync period: long, so the tests show
 	// that events and watches, not polling, drive every reaction.
 	poll time.Duration
+	// wrap, when set, wraps the transport of the operator's requests.
+	wrap func(http.RoundTripper) http.RoundTripper
 }
 
 // newWorld makes a namespace and starts an operator with the local
@@ -103,9 +106,16 @@ func newWorld(t testing.TB) *world {
 // newWorldPolling is newWorld with the operator's resync period.
 func newWorldPolling(t testing.TB, poll time.Duration) *world {
 	t.Helper()
+	return newWorldWrapped(t, poll, nil)
+}
+
+// newWorldWrapped is newWorldPolling with the operator's transport
+// wrapped by wrap (nil: not wrapped).
+func newWorldWrapped(t testing.TB, poll time.Duration, wrap func(http.RoundTripper) http.RoundTripper) *world {
+	t.Helper()
 	testenv.Need(t)
 	ns := fmt.Sprintf("t-%d", time.Now().UnixNano()%1_000_000_000)
-	w := &world{t: t, ns: ns, dataDir: t.TempDir(), admin: fastAdmin, poll: poll}
+	w := &world{t: t, ns: ns, dataDir: t.TempDir(), admin: fastAdmin, poll: poll, wrap: wrap}
 	w.must(env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	w.start()
 	t.Cleanup(func() { w.stop() })
@@ -117,6 +127,9 @@ func (w *world) start() {
 	w.t.Helper()
 	cfg, err := env.User(operatorUser)
 	w.must(err)
+	if w.wrap != nil {
+		cfg.Wrap(w.wrap)
+	}
 	wh := env.WebhookInstallOptions
 	op, err := operator.New(cfg, operator.Options{
 		Runtime: operator.RuntimeLocal, DataDir: w.dataDir, LocalExecutor: "goja",

@@ -51,6 +51,7 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		return ctrl.Result{}, err
 	}
 	if !t.DeletionTimestamp.IsZero() {
+		r.memo.forget(t.UID)
 		r.unwatch(req.NamespacedName)
 		return ctrl.Result{}, r.Runtime.Remove(ctx, req.NamespacedName)
 	}
@@ -59,14 +60,37 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	var err error
 	defer func() {
 		t.Status = tenantStatus(before, o, err)
-		if perr := r.patchStatus(ctx, before, &t, !equality.Semantic.DeepEqual(before.Status, t.Status)); perr != nil {
+		changed, wait := r.statusChange(before, &t)
+		if perr := r.patchStatus(ctx, before, &t, changed); perr != nil {
 			res, retErr = ctrl.Result{}, perr
 			return
+		}
+		if wait > 0 && (res.RequeueAfter == 0 || wait < res.RequeueAfter) {
+			res.RequeueAfter = wait
 		}
 		r.announce(before, &t)
 	}()
 	res, err = r.reconcile(ctx, &t, o)
 	return outcome(res, err, r.poll())
+}
+
+// statusChange reports whether t's status is to be written: it changed,
+// and not only in plugin counts that were written within countsInterval,
+// which wait (the reconcile comes back after wait to write them).
+func (r *TenantReconciler) statusChange(before, t *smsv1.Tenant) (changed bool, wait time.Duration) {
+	if equality.Semantic.DeepEqual(before.Status, t.Status) {
+		return false, 0
+	}
+	now := time.Now()
+	if onlyCounts(&before.Status, &t.Status) {
+		if wait = r.memo.countsWait(t.UID, now); wait > 0 {
+			return false, wait
+		}
+	}
+	if !equality.Semantic.DeepEqual(before.Status.Plugins, t.Status.Plugins) {
+		r.memo.countsWritten(t.UID, now)
+	}
+	return true, 0
 }
 
 // announce records an Event when Ready changed.
