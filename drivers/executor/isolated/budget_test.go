@@ -125,3 +125,25 @@ func TestWarmChildrenCountAgainstMaxChildren(t *testing.T) {
 	_, err := load(t, exec, "agent.w3", "")
 	wantLimit(t, err, "MaxChildren")
 }
+
+// Past MaxUnits, units loaded at once whether awake or asleep, a load is
+// refused naming the bound, and per requester past MaxUnitsPerRequester;
+// closing a unit frees its place. Sleeping plugins hold no child, so the
+// bounds on children no longer bound how many plugins a kernel holds.
+// Seen failing with admit left out: the third load succeeded.
+func TestLoadPastMaxUnitsIsRefused(t *testing.T) {
+	exec := newExecutor(t, isolated.Options{MaxUnits: 2, MaxUnitsPerRequester: 1})
+	first := mustLoad(t, exec, "agent.u1", "alice")
+	_, err := load(t, exec, "agent.u2", "alice")
+	wantLimit(t, err, "MaxUnitsPerRequester")
+	mustLoad(t, exec, "agent.u3", "")
+	_, err = load(t, exec, "agent.u4", "bob")
+	wantLimit(t, err, "MaxUnits")
+	if got := exec.Live(); got != 2 {
+		t.Fatalf("live children = %d, want 2: a refused load starts none", got)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mustLoad(t, exec, "agent.u4", "bob")
+}

@@ -68,6 +68,16 @@ type Options struct {
 	// judge names who submitted the plugin). Loads that name nobody (a
 	// restore) count only in total. Default DefaultMaxChildrenPerRequester.
 	MaxChildrenPerRequester int
+	// MaxUnits bounds the units loaded at once, awake or asleep: the
+	// mounted agent plugins and the judge's trial units. A sleeping
+	// plugin holds its code and the record of its activation in the
+	// kernel's memory, so children alone no longer bound them. Default
+	// DefaultMaxUnits.
+	MaxUnits int
+	// MaxUnitsPerRequester bounds the units loaded at once for one
+	// requester; loads that name nobody count only in total. Default
+	// DefaultMaxUnitsPerRequester.
+	MaxUnitsPerRequester int
 	// MemoryBudget bounds the sum of the memory limits (MemoryLimit) of
 	// the children alive at once. Set it to what the kernel's pod can give
 	// its children, its memory limit less the kernel's own, so that the
@@ -152,6 +162,12 @@ func (o *Options) withBounds() {
 	if o.MaxChildrenPerRequester <= 0 {
 		o.MaxChildrenPerRequester = DefaultMaxChildrenPerRequester
 	}
+	if o.MaxUnits <= 0 {
+		o.MaxUnits = DefaultMaxUnits
+	}
+	if o.MaxUnitsPerRequester <= 0 {
+		o.MaxUnitsPerRequester = DefaultMaxUnitsPerRequester
+	}
 	if o.MemoryBudget <= 0 {
 		o.MemoryBudget = DefaultMemoryBudget
 	}
@@ -159,18 +175,28 @@ func (o *Options) withBounds() {
 
 // Load implements kernel.Executor: it starts a child, or takes a warm one,
 // and has it compile the code. A failure to start or to compile closes the
-// child. A load that would pass MaxChildren, MaxChildrenPerRequester or
+// child. A load past MaxUnits or MaxUnitsPerRequester is refused with a
+// kernel.Error (CodeConflict) that wraps ErrLimit and names the bound. A
+// load that would pass MaxChildren, MaxChildrenPerRequester or
 // MemoryBudget first puts to sleep the idle plugin whose child was used
 // least recently (see IdleAfter), and is refused with a kernel.Error
 // (CodeConflict) that wraps ErrLimit and names the bound when no plugin
 // is idle.
 func (e *Executor) Load(ctx context.Context, b kernel.Bundle) (kernel.Unit, error) {
 	who := kernel.RequesterOf(ctx)
-	u, err := e.loaded(ctx, b, who)
+	p, err := e.sleepers.admit(e, b, who)
 	if err != nil {
 		return nil, err
 	}
-	return e.sleepers.add(e, b, who, u), nil
+	u, err := e.loaded(ctx, b, who)
+	if err != nil {
+		e.sleepers.remove(p)
+		return nil, err
+	}
+	p.mu.Lock()
+	p.child = u
+	p.mu.Unlock()
+	return p, nil
 }
 
 // loaded returns a child for b that has compiled its code, counted for

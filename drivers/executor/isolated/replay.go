@@ -13,7 +13,7 @@ import (
 // maxRecordBytes bounds what one plugin's record of its first activation
 // holds (the arguments and answers of its host calls). A plugin whose
 // record would pass it keeps its child while it is mounted.
-const maxRecordBytes = 1 << 20
+const maxRecordBytes = 256 << 10
 
 // hostCall is one host call an activation made, and the kernel's answer.
 type hostCall struct {

@@ -203,29 +203,57 @@ func (p *plugin) sleep() bool {
 	return true
 }
 
-// sleepers are an executor's plugins, for putting the least recently used
-// idle one to sleep when a bound is reached.
+// Defaults for Options.MaxUnits and MaxUnitsPerRequester.
+const (
+	DefaultMaxUnits             = 128
+	DefaultMaxUnitsPerRequester = 64
+)
+
+// sleepers are an executor's plugins, counted against MaxUnits, and found
+// to put the least recently used idle one to sleep when a bound on
+// children is reached.
 type sleepers struct {
-	mu  sync.Mutex
-	all map[*plugin]struct{}
+	mu    sync.Mutex
+	all   map[*plugin]struct{}
+	byWho map[string]int
 }
 
-// add wraps a loaded child as a plugin.
-func (s *sleepers) add(e *Executor, b kernel.Bundle, who string, c *unit) *plugin {
-	p := &plugin{e: e, bundle: b, who: who, child: c, inflight: 1}
+// admit counts a plugin about to load for who, without its child yet, or
+// refuses past MaxUnits or MaxUnitsPerRequester.
+func (s *sleepers) admit(e *Executor, b kernel.Bundle, who string) (*plugin, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.all == nil {
-		s.all = map[*plugin]struct{}{}
+	id := b.Manifest.ID
+	switch {
+	case len(s.all) >= e.opts.MaxUnits:
+		return nil, refusal(id, fmt.Sprintf("the kernel already holds %d agent plugins' units, its limit (MaxUnits)", len(s.all)))
+	case who != "" && s.byWho[who] >= e.opts.MaxUnitsPerRequester:
+		return nil, refusal(id, fmt.Sprintf("%q already holds %d agent plugins' units, the limit per requester (MaxUnitsPerRequester)", who, s.byWho[who]))
 	}
+	if s.all == nil {
+		s.all, s.byWho = map[*plugin]struct{}{}, map[string]int{}
+	}
+	p := &plugin{e: e, bundle: b, who: who, inflight: 1}
 	s.all[p] = struct{}{}
-	return p
+	if who != "" {
+		s.byWho[who]++
+	}
+	return p, nil
 }
 
+// remove gives back what admit counted; a second call does nothing.
 func (s *sleepers) remove(p *plugin) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.all[p]; !ok {
+		return
+	}
 	delete(s.all, p)
-	s.mu.Unlock()
+	if p.who != "" {
+		if s.byWho[p.who]--; s.byWho[p.who] <= 0 {
+			delete(s.byWho, p.who)
+		}
+	}
 }
 
 // evict puts to sleep the awake idle plugin (one loaded for who, unless who
