@@ -43,8 +43,9 @@ type record struct {
 	tooBig bool
 }
 
-// replayable reports whether the plugin may sleep: its record is whole.
-func (r *record) replayable() bool { return !r.tooBig }
+// replayable reports whether the plugin may sleep: there is a record (its
+// first activation settled) and it is whole.
+func (r *record) replayable() bool { return r != nil && !r.tooBig }
 
 func (r *record) add(c hostCall) {
 	if r.tooBig {

@@ -123,7 +123,7 @@ func (p *plugin) acquire(ctx context.Context) (*unit, error) {
 			close(p.waking)
 			p.waking = nil
 			if err != nil {
-				if !errors.Is(err, ErrLimit) && ctx.Err() == nil {
+				if !errors.Is(err, ErrLimit) { // a bound may free up; anything else will not
 					p.failed = err
 				}
 				return nil, err
@@ -164,7 +164,7 @@ func (p *plugin) release() {
 	}
 	p.used = time.Now()
 	idle := p.e.opts.IdleAfter
-	if p.inflight > 0 || idle <= 0 || p.rec == nil || !p.rec.replayable() {
+	if p.inflight > 0 || idle <= 0 || !p.rec.replayable() {
 		return
 	}
 	if p.timer == nil {
@@ -193,7 +193,7 @@ func (p *plugin) idled() {
 func (p *plugin) sleep() bool {
 	p.mu.Lock()
 	c := p.child
-	if c == nil || p.inflight > 0 || p.rec == nil || !p.rec.replayable() || c.deadErr() != nil {
+	if !p.sleepableLocked() {
 		p.mu.Unlock()
 		return false
 	}
@@ -201,6 +201,13 @@ func (p *plugin) sleep() bool {
 	p.mu.Unlock()
 	_ = c.Close()
 	return true
+}
+
+// sleepableLocked reports whether the plugin can be put to sleep now: it
+// is awake with a live child, no call is in flight, and its activation
+// can be replayed. p.mu is held.
+func (p *plugin) sleepableLocked() bool {
+	return p.child != nil && p.inflight == 0 && p.rec.replayable() && p.child.deadErr() == nil
 }
 
 // Defaults for Options.MaxUnits and MaxUnitsPerRequester.
@@ -284,8 +291,7 @@ func (s *sleepers) oldestIdle(who string) *plugin {
 	var bestUsed time.Time
 	for p := range s.all {
 		p.mu.Lock()
-		ok := p.child != nil && p.inflight == 0 && p.rec != nil && p.rec.replayable() && (who == "" || p.who == who) &&
-			p.child.deadErr() == nil
+		ok := p.sleepableLocked() && (who == "" || p.who == who)
 		used := p.used
 		p.mu.Unlock()
 		if ok && (best == nil || used.Before(bestUsed)) {
