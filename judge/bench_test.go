@@ -55,7 +55,8 @@ func BenchmarkJudgeSubmit(b *testing.B) {
 					b.StartTimer()
 				}
 				m := kernel.Manifest{ID: "agent.bench", Version: strconv.Itoa(i + 1), Inject: []string{"svc"}, Points: []string{"tool"}}
-				v, err := w.judge.Submit(ctx, m, code, "bench")
+				// Each version's code differs, as a new version's does.
+				v, err := w.judge.Submit(ctx, m, code+"\n// version "+m.Version, "bench")
 				if err != nil || v.Status != judge.StatusMounted {
 					b.Fatalf("submit = %+v, %v; want mounted", v, err)
 				}

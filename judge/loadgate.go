@@ -25,8 +25,9 @@ func (j *Judge) checkLoad(ctx context.Context, s *Submission) error {
 		return errors.New("no executor is configured for the load gate")
 	}
 	code := []byte(s.Code)
-	// The trial unit counts against the requester's share of the executor.
-	unit, err := j.opts.Executor.Load(kernel.WithRequester(ctx, s.RequestedBy), kernel.Bundle{Manifest: s.Manifest, Code: code, CodeHash: s.CodeHash})
+	// The trial unit counts against the requester's share of the executor;
+	// the executor may keep what it ran in for the mount's Load.
+	unit, err := j.opts.Executor.Load(kernel.WithTrial(kernel.WithRequester(ctx, s.RequestedBy)), kernel.Bundle{Manifest: s.Manifest, Code: code, CodeHash: s.CodeHash})
 	if kernel.CodeOf(err) == kernel.CodeConflict {
 		return busyError{err}
 	}

@@ -88,3 +88,21 @@ func RequesterOf(ctx context.Context) string {
 	who, _ := ctx.Value(requesterKey{}).(string)
 	return who
 }
+
+// trialKey marks a trial load.
+type trialKey struct{}
+
+// WithTrial returns ctx marking the Load made under it as a trial: the
+// judge's load gate activates the unit against a recorder, closes it, and
+// loads the same bundle again for the mount when the submission passes.
+// An Executor may keep what the trial unit ran in for that Load (the
+// isolated executor keeps its child).
+func WithTrial(ctx context.Context) context.Context {
+	return context.WithValue(ctx, trialKey{}, true)
+}
+
+// IsTrial reports whether WithTrial marked ctx.
+func IsTrial(ctx context.Context) bool {
+	trial, _ := ctx.Value(trialKey{}).(bool)
+	return trial
+}

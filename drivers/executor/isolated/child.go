@@ -108,6 +108,8 @@ type child struct {
 	opts ChildOptions
 
 	mu       sync.Mutex
+	exec     *goja.Executor // made by the first Load, for execCfg
+	execCfg  config
 	unit     goja.Starter
 	nextID   uint64
 	asks     map[uint64]func(message)      // host calls awaiting the parent's answer
@@ -164,6 +166,11 @@ func (c *child) dispatch(ctx context.Context, m message) {
 		}
 	case m.Op == opLoad:
 		c.reply(c.load(ctx, m))
+	case m.Op == opWarm:
+		c.reply(failure(message{Reply: m.ID}, c.warm(ctx)))
+	case m.Op == opReset:
+		c.reset()
+		c.reply(message{Reply: m.ID})
 	case m.Op == opActivate || m.Op == opCall:
 		c.start(ctx, m)
 	case m.Op == opCancel:
@@ -208,14 +215,8 @@ func (c *child) load(ctx context.Context, m message) message {
 	if m.Config == nil {
 		return failure(r, errors.New("load without a configuration"))
 	}
-	opts := m.Config.options()
-	opts.Driven = true
-	opts.OnStuck = func(plugin string) {
-		_, _ = fmt.Fprintf(c.opts.Stderr, "sandbox: %s kept running a built-in past its deadline; exiting\n", plugin)
-		c.opts.Exit(ExitStuck)
-	}
 	code := []byte(m.Text)
-	u, err := goja.New(opts).Load(ctx, kernel.Bundle{Manifest: kernel.Manifest{ID: m.Plugin}, Code: code, CodeHash: kernel.HashCode(code)})
+	u, err := c.runtime(*m.Config).Load(ctx, kernel.Bundle{Manifest: kernel.Manifest{ID: m.Plugin}, Code: code, CodeHash: kernel.HashCode(code)})
 	if err != nil {
 		return failure(r, err)
 	}
@@ -224,10 +225,48 @@ func (c *child) load(ctx context.Context, m message) message {
 		_ = u.Close()
 		return failure(r, fmt.Errorf("the runtime's unit %T cannot be driven", u))
 	}
+	c.reset() // a spare child drops the unit it served before
 	c.mu.Lock()
 	c.unit = starter
 	c.mu.Unlock()
 	return r
+}
+
+// runtime returns the child's goja executor for cfg, made on the first
+// Load. A spare child loads the same code a second time (see spares), and
+// the executor's cache of compiled programs spares it the second compile.
+func (c *child) runtime(cfg config) *goja.Executor {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.exec != nil && c.execCfg == cfg {
+		return c.exec
+	}
+	opts := cfg.options()
+	opts.Driven = true
+	opts.OnStuck = func(plugin string) {
+		_, _ = fmt.Fprintf(c.opts.Stderr, "sandbox: %s kept running a built-in past its deadline; exiting\n", plugin)
+		c.opts.Exit(ExitStuck)
+	}
+	c.exec, c.execCfg = goja.New(opts), cfg
+	return c.exec
+}
+
+// reset closes the unit the child serves, if any, and ends its jobs, so
+// that nothing of it runs again: the parent keeps the child as a spare
+// for the same code (see spares) and may load that code again.
+func (c *child) reset() {
+	c.mu.Lock()
+	u := c.unit
+	c.unit = nil
+	jobs := c.jobs
+	c.jobs = map[uint64]context.CancelFunc{}
+	c.mu.Unlock()
+	for _, cancel := range jobs {
+		cancel()
+	}
+	if closer, ok := u.(interface{ Close() error }); ok {
+		_ = closer.Close()
+	}
 }
 
 // endJob releases the context of a finished activation or call.

@@ -92,6 +92,7 @@ type Executor struct {
 	pool     *pool
 	budget   *budget
 	sleepers sleepers
+	spares   spares
 	command  []string
 	env      []string
 	config   config
@@ -188,6 +189,7 @@ func (e *Executor) Load(ctx context.Context, b kernel.Bundle) (kernel.Unit, erro
 	if err != nil {
 		return nil, err
 	}
+	p.trial = kernel.IsTrial(ctx)
 	u, err := e.loaded(ctx, b, who)
 	if err != nil {
 		e.sleepers.remove(p)
@@ -202,9 +204,8 @@ func (e *Executor) Load(ctx context.Context, b kernel.Bundle) (kernel.Unit, erro
 // loaded returns a child for b that has compiled its code, counted for
 // who.
 func (e *Executor) loaded(ctx context.Context, b kernel.Bundle, who string) (*unit, error) {
-	id := b.Manifest.ID
 	for {
-		u, err := e.child(id, who)
+		u, err := e.child(b, who)
 		if err != nil {
 			return nil, err
 		}
@@ -215,14 +216,18 @@ func (e *Executor) loaded(ctx context.Context, b kernel.Bundle, who string) (*un
 		if !died || !u.pooled {
 			return nil, err
 		}
-		// The pooled child died while it waited: start one.
+		// The pooled or spare child died while it waited: start one.
 	}
 }
 
 // child returns a started child claimed for plugin id and requester who:
 // a warm one when the pool has one. At a bound it puts an idle plugin to
 // sleep (one of who's at the bound per requester) and tries again.
-func (e *Executor) child(id, who string) (*unit, error) {
+func (e *Executor) child(b kernel.Bundle, who string) (*unit, error) {
+	id := b.Manifest.ID
+	if u := e.spares.take(b, who); u != nil {
+		return u, nil // its lease carries who's place already
+	}
 	for {
 		err := e.budget.attribute(id, who)
 		if err == nil {
@@ -242,7 +247,7 @@ func (e *Executor) child(id, who string) (*unit, error) {
 		if !errors.Is(err, ErrLimit) {
 			return nil, fmt.Errorf("load %s: %w", id, err)
 		}
-		if !e.sleepers.evict(e.budget.over(who)) {
+		if !e.spares.drop() && !e.sleepers.evict(e.budget.over(who)) {
 			return nil, err
 		}
 	}

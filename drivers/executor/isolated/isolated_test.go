@@ -15,8 +15,14 @@ import (
 // childEnv makes this test binary act as the sandbox child (see TestMain).
 const childEnv = "SMS_ISOLATED_TEST_CHILD=1"
 
+// muteEnv makes the child start and never read or answer.
+const muteEnv = "SMS_ISOLATED_TEST_MUTE"
+
 func TestMain(m *testing.M) {
 	if os.Getenv("SMS_ISOLATED_TEST_CHILD") == "1" {
+		if os.Getenv(muteEnv) == "1" {
+			select {} // a child that never answers: the parent's deadlines end it
+		}
 		os.Exit(serveChild())
 	}
 	os.Exit(m.Run())

@@ -77,9 +77,14 @@ func (p *pool) top() {
 	}
 }
 
-// fill starts one child for the pool.
+// fill starts one child for the pool and has it warm up (see warm.go):
+// the child is ready only once it answered, so a Load that takes it
+// waits for neither its start nor its first run of JavaScript.
 func (p *pool) fill() {
 	u, err := p.e.start("")
+	if err == nil {
+		err = u.warmUp()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.starting--

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/sms-baseline/sms/drivers/executor/executortest"
+	"github.com/sms-baseline/sms/drivers/executor/goja"
 	"github.com/sms-baseline/sms/drivers/executor/isolated"
+	"github.com/sms-baseline/sms/kernel"
 )
 
 // waitFor polls cond for up to ten seconds.
@@ -51,4 +53,29 @@ func TestWarmPool(t *testing.T) {
 		t.Fatalf("call on a pooled child: got %v, %v; want second", out, err)
 	}
 	waitFor(t, "the pool empties", func() bool { return !exec.Warming() && exec.Ready() == 0 })
+}
+
+// A pooled child counts as ready only once it has answered its warm-up, so
+// a Load that takes it waits neither for the process to start nor for its
+// first run of JavaScript. Here the children never answer: the first Load
+// fails at its deadline and the pool fills, but no child ever becomes
+// ready. Seen failing (two ready at once) with fill not warming up.
+func TestPoolChildIsReadyOnlyOnceItAnswered(t *testing.T) {
+	exec := newExecutor(t, isolated.Options{Warm: 2, Env: []string{muteEnv + "=1"},
+		Runtime: goja.Options{Deadline: 200 * time.Millisecond}})
+	isolated.SetRefillAfter(exec, time.Millisecond)
+	code := []byte(`export default async function activate(cap) {}`)
+	_, err := exec.Load(context.Background(), kernel.Bundle{Manifest: kernel.Manifest{ID: "agent.mute", Version: "1"}, Code: code, CodeHash: kernel.HashCode(code)})
+	if err == nil {
+		t.Fatal("Load in a child that never answers succeeded")
+	}
+	if !exec.Warming() {
+		t.Fatal("the pool is not filling after a Load")
+	}
+	for range 50 {
+		if n := exec.Ready(); n != 0 {
+			t.Fatalf("%d children that never answered count as ready", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

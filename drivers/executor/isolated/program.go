@@ -15,7 +15,7 @@ const SandboxProgram = "sms-sandbox"
 // Protocol names the version of the parent-child protocol. The parent
 // passes it in EnvProtocol; a child built from other sources refuses to
 // serve rather than misread messages.
-const Protocol = "1"
+const Protocol = "2"
 
 // EnvProtocol is the variable that carries Protocol to the child.
 const EnvProtocol = "SMS_SANDBOX_PROTOCOL"

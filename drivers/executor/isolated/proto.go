@@ -40,6 +40,8 @@ const (
 	opProvide    = "provide"
 	opContribute = "contribute"
 	opLog        = "log"
+	opWarm       = "warm"
+	opReset      = "reset"
 )
 
 // Error kinds that survive the crossing, so errors.Is keeps working.

@@ -28,6 +28,7 @@ type plugin struct {
 	e      *Executor
 	bundle kernel.Bundle
 	who    string // the requester its children count for
+	trial  bool   // loaded under kernel.WithTrial
 
 	mu       sync.Mutex
 	child    *unit // nil while asleep
@@ -38,6 +39,7 @@ type plugin struct {
 	timer    *time.Timer
 	waking   chan struct{} // closed when a wake in progress ends
 	failed   error         // why the plugin cannot wake again
+	called   bool          // a call reached its unit
 	closed   bool
 }
 
@@ -73,17 +75,23 @@ func (p *plugin) Call(ctx context.Context, fn string, args json.RawMessage) (jso
 	return c.Call(ctx, fn, args)
 }
 
-// Close implements kernel.Unit.
+// Close implements kernel.Unit. A trial unit (kernel.WithTrial) closed
+// after an activation that succeeded, and before any call, keeps its child
+// as a spare for the same code (see spares).
 func (p *plugin) Close() error {
 	p.mu.Lock()
 	c := p.child
+	spare := p.trial && c != nil && p.rec != nil && !p.called && c.deadErr() == nil
 	p.child, p.closed = nil, true
 	if p.timer != nil {
 		p.timer.Stop()
 	}
 	p.mu.Unlock()
 	p.e.sleepers.remove(p)
-	if c != nil {
+	switch {
+	case spare:
+		p.e.spares.keep(c, p.bundle, p.who)
+	case c != nil:
 		return c.Close()
 	}
 	return nil
@@ -102,6 +110,7 @@ func (p *plugin) acquire(ctx context.Context) (*unit, error) {
 			return nil, p.failed
 		case p.child != nil:
 			p.inflight++
+			p.called = true
 			return p.child, nil
 		case p.waking != nil:
 			w := p.waking

@@ -27,7 +27,7 @@ import (
 // lead, so others may read meanwhile. The child's exit is noticed by a
 // goroutine that reads its stderr to the end and reaps it.
 type unit struct {
-	pooled bool // started for the warm pool
+	pooled bool // started for the warm pool, or kept as a spare: it may die while it waits
 	plugin string
 	cmd    *exec.Cmd
 	stdin  io.Closer
