@@ -112,6 +112,7 @@ func (d *Deps) patchStatus(ctx context.Context, before, obj client.Object, chang
 	if ok && d.memo.written(obj.GetUID(), sum) {
 		return nil // the cache has not seen this reconciler's last patch yet
 	}
+	d.memo.sending(obj.GetUID())
 	if err := d.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
 		d.memo.forget(obj.GetUID())
 		return fmt.Errorf("update status of %s: %w", obj.GetName(), err)

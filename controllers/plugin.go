@@ -238,7 +238,7 @@ func (r *PluginReconciler) finalize(ctx context.Context, p *smsv1.Plugin) error 
 		r.event(p, false, "Uninstalled", "uninstalled "+p.Spec.ID+" from tenant "+t.Name)
 	}
 	controllerutil.RemoveFinalizer(p, smsv1.FinalizerUninstall)
-	r.memo.forget(p.UID)
+	r.memo.gone(p.UID)
 	return r.Client.Update(ctx, p)
 }
 

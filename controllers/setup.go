@@ -67,7 +67,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	err := ctrl.NewControllerManagedBy(mgr).For(&smsv1.Tenant{}, builder.WithPredicates(kernelMoved)).Named("mirror").
-		Watches(&smsv1.Plugin{}, handler.EnqueueRequestsFromMapFunc(pluginTenant)).
+		Watches(&smsv1.Plugin{}, handler.EnqueueRequestsFromMapFunc(pluginTenant), builder.WithPredicates(mirrored)).
 		WatchesRawSource(source.Channel(watchers.mirrors, &handler.TypedEnqueueRequestForObject[*smsv1.Tenant]{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(&Mirror{Deps: d})
@@ -122,6 +122,24 @@ var pluginChanged = predicate.Funcs{
 			!equality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences()) ||
 			old.GetDeletionTimestamp().IsZero() != cur.GetDeletionTimestamp().IsZero()
 	},
+}
+
+// mirrored passes the Plugin events that can change what the mirror
+// writes: every deletion (a plugin a Plugin from git no longer holds may
+// be the mirror's to show), and the creation and updates of a Plugin that
+// is or was agent-made. The creation and updates of a Plugin from git
+// (its status patches, most of all) cannot: the mirror leaves those
+// Plugins alone.
+var mirrored = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return agentMade(e.Object) },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return agentMade(e.ObjectOld) || agentMade(e.ObjectNew)
+	},
+}
+
+// agentMade reports whether o carries the agent origin label.
+func agentMade(o client.Object) bool {
+	return o != nil && o.GetLabels()[smsv1.LabelOrigin] == string(smsv1.OriginAgent)
 }
 
 // pluginTenant maps a Plugin to its Tenant, for the mirror.

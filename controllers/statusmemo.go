@@ -26,9 +26,10 @@ const countsInterval = 2 * time.Second
 // is its alone), so what it last wrote is what the server holds. Safe for
 // concurrent use; the zero value is ready.
 type statusMemo struct {
-	mu     sync.Mutex
-	last   map[types.UID][sha256.Size]byte // the status last patched, hashed
-	counts map[types.UID]time.Time         // when a Tenant's plugin counts were last written
+	mu      sync.Mutex
+	last    map[types.UID][sha256.Size]byte // the status last patched, hashed
+	counts  map[types.UID]time.Time         // when a Tenant's plugin counts were last written
+	patched map[types.UID]struct{}          // objects whose status this process has sent a patch for
 }
 
 // statusSum hashes obj's status as it would be sent, less its conditions'
@@ -77,12 +78,43 @@ func (m *statusMemo) wrote(uid types.UID, sum [sha256.Size]byte) {
 	m.last[uid] = sum
 }
 
-// forget drops what the memo holds of an object that is going away.
+// sending records that a patch of uid's status is about to be sent; it
+// may land even when its answer is an error.
+func (m *statusMemo) sending(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.patched == nil {
+		m.patched = map[types.UID]struct{}{}
+	}
+	m.patched[uid] = struct{}{}
+}
+
+// untouched reports whether this process never sent a patch of uid's
+// status: then no write of its own can be missing from the cache, which
+// (filled by a list and a watch begun after any earlier operator process
+// stopped writing) shows every status written before.
+func (m *statusMemo) untouched(uid types.UID) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.patched[uid]
+	return !ok
+}
+
+// forget drops the status the memo holds of uid, after a patch that may
+// not have landed or for an object that is going away.
 func (m *statusMemo) forget(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.last, uid)
 	delete(m.counts, uid)
+}
+
+// gone drops everything the memo holds of an object that is going away.
+func (m *statusMemo) gone(uid types.UID) {
+	m.forget(uid)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.patched, uid)
 }
 
 // countsWait returns how long a Tenant whose status differs from what it

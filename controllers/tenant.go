@@ -51,7 +51,7 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		return ctrl.Result{}, err
 	}
 	if !t.DeletionTimestamp.IsZero() {
-		r.memo.forget(t.UID)
+		r.memo.gone(t.UID)
 		r.unwatch(req.NamespacedName)
 		return ctrl.Result{}, r.Runtime.Remove(ctx, req.NamespacedName)
 	}

@@ -42,7 +42,9 @@ type watcher struct {
 	cancel          context.CancelFunc
 	mu              sync.Mutex
 	after           int64
-	down            error // why the stream is not open; nil while it is
+	down            error     // why the stream is not open; nil while it is
+	tenantWoken     time.Time // when an event last woke the tenant
+	tenantDue       bool      // a wake of the tenant is scheduled
 }
 
 // NewWatchers returns the watchers; Start ties them to the manager.
@@ -138,7 +140,7 @@ func (w *Watchers) run(ctx context.Context, key types.NamespacedName, kc *adminv
 	}
 	for ctx.Err() == nil {
 		err := kc.Follow(ctx, adminv1.FollowOptions{After: cur.seen(), Idle: w.Idle, Open: open}, func(e adminv1.Event) error {
-			if err := w.deliver(ctx, key, e); err != nil {
+			if err := w.deliver(ctx, key, cur, e); err != nil {
 				return err // resume at this event, not after it
 			}
 			cur.mu.Lock()
@@ -165,15 +167,21 @@ func (w *Watchers) run(ctx context.Context, key types.NamespacedName, kc *adminv
 	}
 }
 
-// deliver wakes the Plugins of the event's plugin, the tenant and its
-// mirror.
-func (w *Watchers) deliver(ctx context.Context, key types.NamespacedName, e adminv1.Event) error {
+// deliver wakes the Plugins of the event's plugin, the tenant (at most
+// once per countsInterval, see wakeTenantSoon) and its mirror, unless the
+// event's plugin is one a person's Plugin declares: the mirror leaves
+// those alone, so their events cannot change what it writes.
+func (w *Watchers) deliver(ctx context.Context, key types.NamespacedName, cur *watcher, e adminv1.Event) error {
+	mirror := true
 	if e.Plugin != "" {
 		plugins, err := w.d.pluginsOf(ctx, key.Namespace, indexPluginKernelID, kernelID(key.Name, e.Plugin))
 		if err != nil {
 			return err
 		}
 		for i := range plugins {
+			if !agentMade(&plugins[i]) {
+				mirror = false
+			}
 			select {
 			case w.plugins <- event.TypedGenericEvent[*smsv1.Plugin]{Object: &plugins[i]}:
 			case <-ctx.Done():
@@ -181,9 +189,41 @@ func (w *Watchers) deliver(ctx context.Context, key types.NamespacedName, e admi
 			}
 		}
 	}
-	w.wakeTenant(ctx, key)
-	w.wakeMirror(ctx, key)
+	w.wakeTenantSoon(ctx, key, cur)
+	if mirror {
+		w.wakeMirror(ctx, key)
+	}
 	return nil
+}
+
+// wakeTenantSoon wakes the tenant for a kernel event: at once when no
+// event woke it within countsInterval, else once when that interval ends,
+// however many events come meanwhile. What an event changes in a Tenant's
+// status is its plugin counts, taint and users, and the counts are
+// written at most that often anyway; each wake reads the kernel's whole
+// state, so a burst of mounts costs a tenant one read per interval, not
+// one per mount.
+func (w *Watchers) wakeTenantSoon(ctx context.Context, key types.NamespacedName, cur *watcher) {
+	cur.mu.Lock()
+	if cur.tenantDue {
+		cur.mu.Unlock()
+		return
+	}
+	wait := countsInterval - time.Since(cur.tenantWoken)
+	if wait <= 0 {
+		cur.tenantWoken = time.Now()
+		cur.mu.Unlock()
+		w.wakeTenant(ctx, key)
+		return
+	}
+	cur.tenantDue = true
+	cur.mu.Unlock()
+	time.AfterFunc(wait, func() {
+		cur.mu.Lock()
+		cur.tenantDue, cur.tenantWoken = false, time.Now()
+		cur.mu.Unlock()
+		w.wakeTenant(ctx, key)
+	})
 }
 
 // wakeAll wakes every Plugin of the tenant, and its mirror.

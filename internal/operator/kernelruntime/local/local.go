@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -253,7 +254,7 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 			continue
 		}
 		path := filepath.Join(dir, f.name)
-		if err := os.WriteFile(path, f.data, 0o600); err != nil {
+		if err := writeIfChanged(path, f.data); err != nil {
 			return kernelcmd.Config{}, fmt.Errorf("write %s: %w", f.name, err)
 		}
 		*f.into = path
@@ -285,4 +286,14 @@ func configHash(cfg kernelcmd.Config, spec kernelruntime.Spec) string {
 	}{cfg, spec.Checksum()})
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
+}
+
+// writeIfChanged writes data to path unless the file holds it already:
+// every reconcile of a tenant resolves its configuration, and most find
+// it unchanged.
+func writeIfChanged(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return os.WriteFile(path, data, 0o600)
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,5 +131,36 @@ func TestLocalSystemPlugins(t *testing.T) {
 	ten.Spec.SystemPlugins = nil
 	if cfg, _ = l.config(t.TempDir(), kernelruntime.Spec{Tenant: ten}); !slices.Equal(cfg.SystemPlugins, []string{"console"}) {
 		t.Errorf("system plugins of a tenant naming none: %q, want [console]", cfg.SystemPlugins)
+	}
+}
+
+// Resolving an unchanged tenant again writes none of its files (every
+// reconcile resolves it), and a changed secret is written. Seen failing
+// (the file written again) with config writing every file each time.
+func TestLocalConfigWritesOnlyChanges(t *testing.T) {
+	l := New(Options{Dir: t.TempDir()})
+	dir := t.TempDir()
+	tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"}}
+	spec := kernelruntime.Spec{Tenant: tenant, AdminToken: "first"}
+	cfg, err := l.config(dir, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Unix(1, 0)
+	if err := os.Chtimes(cfg.TokenFile, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.config(dir, spec); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(cfg.TokenFile); err != nil || !fi.ModTime().Equal(old) {
+		t.Fatalf("the unchanged token file was written again (%v, %v)", fi.ModTime(), err)
+	}
+	spec.AdminToken = "second"
+	if _, err := l.config(dir, spec); err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := os.ReadFile(cfg.TokenFile); err != nil || string(raw) != "second" {
+		t.Fatalf("token file after a change = %q, %v; want second", raw, err)
 	}
 }
