@@ -227,3 +227,36 @@ func wantJSON(t *testing.T, v any, want string) {
 		t.Fatalf("got %s, want %s", raw, want)
 	}
 }
+
+// A call to a sleeping plugin while every place is taken by a plugin in a
+// call fails with a refusal naming the bound, which a caller may retry:
+// the plugin is not failed, and the same call succeeds once the busy call
+// ends. Seen failing (the retry failed with the first refusal) with a
+// wake's ErrLimit recorded as the plugin's failure.
+func TestWakeAtBoundIsRetryable(t *testing.T) {
+	exec := newExecutor(t, isolated.Options{MaxChildren: 1, IdleAfter: 50 * time.Millisecond})
+	env := executortest.NewEnv(t, exec)
+	mustMountCode(t, env, "agent.sleepy", `export default async function activate(cap) {
+	await cap.contribute('tool', { name: 'sleepy', handler: async () => 'awake' });
+}`)
+	waitLive(t, exec, 0)
+	mustMountCode(t, env, "agent.busy", `export default async function activate(cap) {
+	await cap.contribute('tool', { name: 'busy', handler: async () => await cap.invoke('svc', 'block') });
+}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := tool(t, env.K, "busy")(ctx)
+		done <- err
+	}()
+	<-env.Service.Blocked()
+	sleepy := tool(t, env.K, "sleepy")
+	_, err := sleepy(context.Background())
+	wantLimit(t, err, "MaxChildren")
+	cancel()
+	<-done
+	out, err := sleepy(context.Background())
+	if err != nil || out != "awake" {
+		t.Fatalf("the retried call: %v, %v; want awake", out, err)
+	}
+}
