@@ -208,6 +208,13 @@ type TenantSpec struct {
 	// +kubebuilder:default=isolated
 	// +optional
 	Executor Executor `json:"executor,omitempty"`
+	// SandboxIdle is how long an agent plugin's sandbox process (the
+	// isolated executor's) lives without a call before it exits; the
+	// plugin stays mounted and its next call starts a process again,
+	// replaying its activation. Default 1m; a negative duration keeps
+	// every plugin's process for as long as it is mounted.
+	// +optional
+	SandboxIdle *metav1.Duration `json:"sandboxIdle,omitempty"`
 	// SystemPlugins turns optional system plugins on: audit (messages,
 	// followers, activities and tracked fields on records), automation
 	// (actions on writes and on a schedule), meta (views, actions, menus)

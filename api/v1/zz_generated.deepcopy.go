@@ -593,6 +593,11 @@ func (in *TenantSpec) DeepCopyInto(out *TenantSpec) {
 		(*in).DeepCopyInto(*out)
 	}
 	in.Judge.DeepCopyInto(&out.Judge)
+	if in.SandboxIdle != nil {
+		in, out := &in.SandboxIdle, &out.SandboxIdle
+		*out = new(metav1.Duration)
+		**out = **in
+	}
 	if in.SystemPlugins != nil {
 		in, out := &in.SystemPlugins, &out.SystemPlugins
 		*out = make([]SystemPlugin, len(*in))

@@ -254,7 +254,9 @@ func TestWakeAtBoundIsRetryable(t *testing.T) {
 	_, err := sleepy(context.Background())
 	wantLimit(t, err, "MaxChildren")
 	cancel()
-	<-done
+	if err := <-done; err == nil {
+		t.Fatal("the busy call succeeded after its context was canceled")
+	}
 	out, err := sleepy(context.Background())
 	if err != nil || out != "awake" {
 		t.Fatalf("the retried call: %v, %v; want awake", out, err)

@@ -115,6 +115,9 @@ func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 	if cfg.Executor == "" {
 		cfg.Executor = kernelconfig.Defaults.Executor
 	}
+	if d := t.Spec.SandboxIdle; d != nil {
+		cfg.SandboxIdle = d.Duration
+	}
 	if len(t.Spec.Judge.SensitivePoints) > 0 {
 		cfg.SensitivePoints = t.Spec.Judge.SensitivePoints
 	}

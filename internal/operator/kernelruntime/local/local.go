@@ -220,6 +220,9 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 	if l.opts.Executor != "" {
 		cfg.Executor = l.opts.Executor
 	}
+	if d := t.Spec.SandboxIdle; d != nil {
+		cfg.SandboxIdle = d.Duration
+	}
 	cfg.SensitivePoints = nilIfEmpty(t.Spec.Judge.SensitivePoints)
 	cfg.SensitiveScopes = nilIfEmpty(t.Spec.Judge.SensitiveScopes)
 	if a := t.Spec.Agent; a != nil {

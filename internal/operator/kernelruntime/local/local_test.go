@@ -164,3 +164,18 @@ func TestLocalConfigWritesOnlyChanges(t *testing.T) {
 		t.Fatalf("token file after a change = %q, %v; want second", raw, err)
 	}
 }
+
+// spec.sandboxIdle reaches the local kernel's configuration. Seen failing
+// with the field left out of config.
+func TestLocalSandboxIdle(t *testing.T) {
+	l := New(Options{Dir: t.TempDir()})
+	tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"},
+		Spec: smsv1.TenantSpec{SandboxIdle: &metav1.Duration{Duration: -time.Second}}}
+	cfg, err := l.config(t.TempDir(), kernelruntime.Spec{Tenant: tenant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.SandboxIdle != -time.Second {
+		t.Errorf("SandboxIdle = %s, want -1s", cfg.SandboxIdle)
+	}
+}
