@@ -27,6 +27,18 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(r)
 }
 
+// count has c count the requests to endpoint's host from now on.
+func (c *countingTransport) count(t *testing.T, endpoint string) {
+	t.Helper()
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	c.host = u.Host
+	c.mu.Unlock()
+}
+
 func (c *countingTransport) take() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -51,13 +63,7 @@ func TestIdleKernelGetsOneRequestPerResync(t *testing.T) {
 		w.plugin(w.admin, name, "agent."+name, quietCode)
 		w.waitPlugin(name, map[string]bool{smsv1.ConditionReady: true})
 	}
-	u, err := url.Parse(tenant.Status.AdminEndpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	counter.mu.Lock()
-	counter.host = u.Host
-	counter.mu.Unlock()
+	counter.count(t, tenant.Status.AdminEndpoint)
 	time.Sleep(2 * poll) // let the burst of becoming Ready settle
 	counter.take()
 
@@ -65,7 +71,7 @@ func TestIdleKernelGetsOneRequestPerResync(t *testing.T) {
 	time.Sleep(window)
 	seen := counter.take()
 	if len(seen) == 0 {
-		t.Fatalf("no request to %s counted: the counter does not see the kernel", u.Host)
+		t.Fatalf("no request to %s counted: the counter does not see the kernel", tenant.Status.AdminEndpoint)
 	}
 	if max := int(window/poll) + 1; len(seen) > max {
 		t.Fatalf("requests to an idle kernel in %s with a resync every %s: got %d %v, want at most %d", window, poll, len(seen), seen, max)

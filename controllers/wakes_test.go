@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -31,13 +30,7 @@ func TestBurstOfMountsCostsFewStateReads(t *testing.T) {
 
 	w := newWorldPolling(t, controllers.DefaultPoll)
 	tenant := w.tenant("acme", smsv1.TenantJudge{})
-	u, err := url.Parse(tenant.Status.AdminEndpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	counter.mu.Lock()
-	counter.host = u.Host
-	counter.mu.Unlock()
+	counter.count(t, tenant.Status.AdminEndpoint)
 	time.Sleep(time.Second) // let becoming Ready settle
 	counter.take()
 
