@@ -16,3 +16,6 @@ func (w *Watchers) PluginWakes() <-chan event.TypedGenericEvent[*smsv1.Plugin] {
 // CountsInterval is how often, at most, a Tenant's plugin counts are
 // written: a test waits it out before calling a world steady.
 const CountsInterval = countsInterval
+
+// SkewAllowance is skewAllowance, for tests.
+const SkewAllowance = skewAllowance

@@ -49,7 +49,7 @@ func (r *PluginReconciler) submitOnce(ctx context.Context, rn *run) (adminv1.Ver
 	if v, known := knownVerdict(rn.p, rn.view, rn.hash, rn.id); known {
 		return v, nil
 	}
-	if !r.memo.untouched(rn.p.UID) {
+	if !r.memo.untouched(rn.p) {
 		live, err := r.live(ctx, rn.p)
 		if err != nil {
 			return adminv1.Verdict{}, err
@@ -116,9 +116,9 @@ func knownVerdict(p *smsv1.Plugin, s adminv1.PluginStatus, hash, id string) (adm
 // previous reconcile wrote yet (it arrives by watch), and a submission it
 // does not show would be made twice; the status patch itself has already
 // returned, so the live read shows it. Only the path about to submit pays
-// for the read, and only for a Plugin whose status this process has
-// patched (statusMemo.untouched): a new Plugin's first submission reads
-// nothing more.
+// for the read, and not for a Plugin created while this process leads
+// whose status it has not patched yet (statusMemo.untouched): a new
+// Plugin's first submission reads nothing more.
 func (r *PluginReconciler) live(ctx context.Context, p *smsv1.Plugin) (*smsv1.Plugin, error) {
 	var live smsv1.Plugin
 	if err := r.reader().Get(ctx, client.ObjectKeyFromObject(p), &live); err != nil {

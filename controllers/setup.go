@@ -125,15 +125,17 @@ var pluginChanged = predicate.Funcs{
 }
 
 // mirrored passes the Plugin events that can change what the mirror
-// writes: every deletion (a plugin a Plugin from git no longer holds may
-// be the mirror's to show), and the creation and updates of a Plugin that
-// is or was agent-made. The creation and updates of a Plugin from git
-// (its status patches, most of all) cannot: the mirror leaves those
-// Plugins alone.
+// writes: every deletion, and every change of spec or labels (a plugin a
+// Plugin from git no longer declares, for its tenant or at all, may be
+// the mirror's to show), and the creation and updates of a Plugin that is
+// or was agent-made. The creation and status writes of a Plugin from git
+// cannot: the mirror leaves those Plugins alone.
 var mirrored = predicate.Funcs{
 	CreateFunc: func(e event.CreateEvent) bool { return agentMade(e.Object) },
 	UpdateFunc: func(e event.UpdateEvent) bool {
-		return agentMade(e.ObjectOld) || agentMade(e.ObjectNew)
+		old, cur := e.ObjectOld, e.ObjectNew
+		return agentMade(old) || agentMade(cur) || old.GetGeneration() != cur.GetGeneration() ||
+			!maps.Equal(old.GetLabels(), cur.GetLabels())
 	},
 }
 

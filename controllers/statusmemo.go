@@ -30,6 +30,18 @@ type statusMemo struct {
 	last    map[types.UID][sha256.Size]byte // the status last patched, hashed
 	counts  map[types.UID]time.Time         // when a Tenant's plugin counts were last written
 	patched map[types.UID]struct{}          // objects whose status this process has sent a patch for
+	leading time.Time                       // when this process began to lead; zero before
+}
+
+// skewAllowance is how far the API server's clock (creation timestamps)
+// may be ahead of this process's before untouched trusts the comparison.
+const skewAllowance = 2 * time.Second
+
+// lead records that this process leads from now on: the controllers run.
+func (m *statusMemo) lead(now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.leading = now
 }
 
 // statusSum hashes obj's status as it would be sent, less its conditions'
@@ -89,14 +101,23 @@ func (m *statusMemo) sending(uid types.UID) {
 	m.patched[uid] = struct{}{}
 }
 
-// untouched reports whether this process never sent a patch of uid's
-// status: then no write of its own can be missing from the cache, which
-// (filled by a list and a watch begun after any earlier operator process
-// stopped writing) shows every status written before.
-func (m *statusMemo) untouched(uid types.UID) bool {
+// untouched reports whether obj's status can hold no write the cache has
+// not shown: obj was created after this process began to lead (so no
+// earlier leader, whose last patches may still be on their way through
+// this process's watch, ever wrote it; its creation timestamp is compared
+// a whole second and skewAllowance past the start), and this process
+// never sent a patch of its status.
+func (m *statusMemo) untouched(obj client.Object) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok := m.patched[uid]
+	if m.leading.IsZero() {
+		return false
+	}
+	created := obj.GetCreationTimestamp().Time
+	if !created.After(m.leading.Add(skewAllowance).Truncate(time.Second)) {
+		return false
+	}
+	_, ok := m.patched[obj.GetUID()]
 	return !ok
 }
 

@@ -57,8 +57,10 @@ func NewWatchers(d *Deps) *Watchers {
 }
 
 // Start waits for the manager to stop, then stops every watcher. It
-// implements manager.Runnable.
+// implements manager.Runnable; like the controllers it runs only while
+// this process leads, so it also records when that began (statusMemo.lead).
 func (w *Watchers) Start(ctx context.Context) error {
+	w.d.memo.lead(time.Now())
 	<-ctx.Done()
 	w.stop()
 	return nil
@@ -168,19 +170,20 @@ func (w *Watchers) run(ctx context.Context, key types.NamespacedName, kc *adminv
 }
 
 // deliver wakes the Plugins of the event's plugin, the tenant (at most
-// once per countsInterval, see wakeTenantSoon) and its mirror, unless the
-// event's plugin is one a person's Plugin declares: the mirror leaves
+// once per countsInterval, see wakeTenantSoon) and its mirror, unless
+// only Plugins from git stand for the event's plugin: the mirror leaves
 // those alone, so their events cannot change what it writes.
 func (w *Watchers) deliver(ctx context.Context, key types.NamespacedName, cur *watcher, e adminv1.Event) error {
-	mirror := true
+	mirror := true // the event's plugin has no Plugin, or an agent-made one
 	if e.Plugin != "" {
 		plugins, err := w.d.pluginsOf(ctx, key.Namespace, indexPluginKernelID, kernelID(key.Name, e.Plugin))
 		if err != nil {
 			return err
 		}
+		mirror = len(plugins) == 0
 		for i := range plugins {
-			if !agentMade(&plugins[i]) {
-				mirror = false
+			if agentMade(&plugins[i]) {
+				mirror = true
 			}
 			select {
 			case w.plugins <- event.TypedGenericEvent[*smsv1.Plugin]{Object: &plugins[i]}:
@@ -222,7 +225,9 @@ func (w *Watchers) wakeTenantSoon(ctx context.Context, key types.NamespacedName,
 		cur.mu.Lock()
 		cur.tenantDue, cur.tenantWoken = false, time.Now()
 		cur.mu.Unlock()
-		w.wakeTenant(ctx, key)
+		// Not the watcher's context: a watcher replaced meanwhile resumes
+		// after the events this wake stands for.
+		w.wakeTenant(w.base, key)
 	})
 }
 

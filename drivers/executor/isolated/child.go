@@ -260,6 +260,7 @@ func (c *child) reset() {
 	c.unit = nil
 	jobs := c.jobs
 	c.jobs = map[uint64]context.CancelFunc{}
+	c.asks = map[uint64]func(message){} // a late answer to the old unit is ignored
 	c.mu.Unlock()
 	for _, cancel := range jobs {
 		cancel()

@@ -38,6 +38,8 @@ type spareKey struct{ id, hash, who string }
 
 // spares are an executor's children kept for the same code.
 type spares struct {
+	keepFor time.Duration // spareFor, but for tests
+
 	mu   sync.Mutex
 	kept []*spare // oldest first
 }
@@ -68,7 +70,11 @@ func (s *spares) keep(u *unit, b kernel.Bundle, who string) {
 		s.kept[0].timer.Stop()
 		s.kept = s.kept[1:]
 	}
-	sp.timer = time.AfterFunc(spareFor, func() { s.expire(sp) })
+	keepFor := s.keepFor
+	if keepFor <= 0 {
+		keepFor = spareFor
+	}
+	sp.timer = time.AfterFunc(keepFor, func() { s.expire(sp) })
 	s.kept = append(s.kept, sp)
 	s.mu.Unlock()
 	if evicted != nil {
@@ -81,17 +87,18 @@ func (s *spares) take(b kernel.Bundle, who string) *unit {
 	key := spareKey{b.Manifest.ID, b.CodeHash, who}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, sp := range s.kept {
+	for i := 0; i < len(s.kept); {
+		sp := s.kept[i]
 		if sp.key != key {
+			i++
 			continue
 		}
 		sp.timer.Stop()
 		s.kept = append(s.kept[:i], s.kept[i+1:]...)
-		if sp.u.gone() {
-			go func() { _ = sp.u.Close() }()
-			return nil
+		if !sp.u.gone() {
+			return sp.u
 		}
-		return sp.u
+		go func() { _ = sp.u.Close() }() // died while it waited: try the next
 	}
 	return nil
 }

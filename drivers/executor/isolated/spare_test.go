@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sms-baseline/sms/drivers/executor/isolated"
 	"github.com/sms-baseline/sms/kernel"
@@ -92,6 +93,7 @@ func activateAndCall(t *testing.T, exec *isolated.Executor, b kernel.Bundle, who
 // Seen failing (no spare kept) with Close closing every child.
 func TestTrialChildServesTheMount(t *testing.T) {
 	exec := newExecutor(t, isolated.Options{})
+	isolated.SetSpareFor(exec, time.Minute) // no expiry under a slow run
 	b := bundle("agent.count", spareCode)
 	trial(t, exec, b, "alice")
 	if exec.Spares() != 1 || exec.Live() != 1 {
@@ -109,6 +111,7 @@ func TestTrialChildServesTheMount(t *testing.T) {
 // with take matching on the plugin id alone.
 func TestSpareServesOnlyTheSameCodeAndRequester(t *testing.T) {
 	exec := newExecutor(t, isolated.Options{})
+	isolated.SetSpareFor(exec, time.Minute)
 	b := bundle("agent.count", spareCode)
 	trial(t, exec, b, "alice")
 	activateAndCall(t, exec, bundle("agent.count", spareCode+"\n// other code"), "alice")
@@ -123,12 +126,59 @@ func TestSpareServesOnlyTheSameCodeAndRequester(t *testing.T) {
 // removed, and with Load not dropping spares at MaxChildren.
 func TestSparesGiveWay(t *testing.T) {
 	exec := newExecutor(t, isolated.Options{MaxChildren: 1})
+	isolated.SetSpareFor(exec, time.Minute)
 	trial(t, exec, bundle("agent.count", spareCode), "alice")
+	if exec.Spares() != 1 {
+		t.Fatalf("after the trial: %d spares, want 1", exec.Spares())
+	}
 	activateAndCall(t, exec, bundle("agent.other", spareCode), "alice")
 	if exec.Spares() != 0 || exec.Live() != 1 {
 		t.Fatalf("after a Load at MaxChildren: %d spares, %d children; want 0, 1", exec.Spares(), exec.Live())
 	}
 	exec = newExecutor(t, isolated.Options{})
+	isolated.SetSpareFor(exec, 100*time.Millisecond)
 	trial(t, exec, bundle("agent.count", spareCode), "alice")
 	waitFor(t, "the spare is closed", func() bool { return exec.Spares() == 0 && exec.Live() == 0 })
+}
+
+// A spare whose child died while it waited is not handed to the mount: the
+// mount starts a child of its own and serves. take skips a dead spare, and
+// loaded retries a spare that dies after take; seen failing (the mount's
+// Load failed on the dead child) with both removed.
+func TestDeadSpareIsNotUsed(t *testing.T) {
+	exec := newExecutor(t, isolated.Options{})
+	isolated.SetSpareFor(exec, time.Minute)
+	b := bundle("agent.count", spareCode)
+	trial(t, exec, b, "alice")
+	if !isolated.KillSpares(exec) {
+		t.Fatal("no spare to kill")
+	}
+	if got := activateAndCall(t, exec, b, "alice"); got != "1" {
+		t.Fatalf("the mount's handler counted %s activations, want 1", got)
+	}
+}
+
+// A trial unit that served a call keeps no spare (only a unit that
+// activated and was never called may). Seen failing with the call left
+// out of the check.
+func TestCalledTrialKeepsNoSpare(t *testing.T) {
+	exec := newExecutor(t, isolated.Options{})
+	ctx := kernel.WithTrial(kernel.WithRequester(context.Background(), "alice"))
+	u, err := exec.Load(ctx, bundle("agent.count", spareCode))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := &itemHost{}
+	if err := u.Activate(ctx, host); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Call(ctx, host.fns[0], json.RawMessage(`[]`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if exec.Spares() != 0 {
+		t.Fatalf("%d spares after a trial that served a call, want 0", exec.Spares())
+	}
 }
