@@ -84,14 +84,15 @@ binaries: | $(LOCALBIN) ## Build bin/manager, bin/sms-kernel and bin/sms-sandbox
 	go build -o $(LOCALBIN)/erp-kernel ./examples/erp/cmd/erp-kernel
 
 .PHONY: test
-test: vet ## Run go vet, the architecture test, then every test and every benchmark (once, so that none can break unnoticed) with -race against a throwaway Postgres, a throwaway S3 server (hack/s3.sh), headless Chromium (hack/chromium.sh) and envtest's API server (built once by hack/setup-envtest.sh); print total coverage; then the tests on a real one-node cluster (hack/realk8s.sh).
+test: vet ## Run go vet, the architecture test, then every test and every benchmark (once, so that none can break unnoticed) with -race against a throwaway Postgres, a throwaway S3 server (hack/s3.sh), headless Chromium (hack/chromium.sh), the claude and codex CLIs (hack/agent-clis.sh) and envtest's API server (built once by hack/setup-envtest.sh); print total coverage; then the tests on a real one-node cluster (hack/realk8s.sh).
 	go test -count=1 ./internal/architecture/
 	envtest_env="$$(hack/setup-envtest.sh)" || exit 1; eval "$$envtest_env"; \
 	pg_env="$$(hack/postgres.sh start)" || exit 1; eval "$$pg_env"; \
 	s3_env="$$(hack/s3.sh start)" || exit 1; eval "$$s3_env"; \
 	trap 'hack/postgres.sh stop "$$SMS_POSTGRES_DIR"; hack/s3.sh stop "$$SMS_S3_DIR"' EXIT; \
 	chromium_env="$$(hack/chromium.sh)" || exit 1; eval "$$chromium_env"; \
-	SMS_REQUIRE_POSTGRES=1 SMS_REQUIRE_S3=1 SMS_REQUIRE_BROWSER=1 go test $(TEST_FLAGS) -count=1 -coverpkg=./... -coverprofile=$(COVER_PROFILE) \
+	clis_env="$$(hack/agent-clis.sh)" || exit 1; eval "$$clis_env"; \
+	SMS_REQUIRE_POSTGRES=1 SMS_REQUIRE_S3=1 SMS_REQUIRE_BROWSER=1 SMS_REQUIRE_AGENT_CLIS=1 go test $(TEST_FLAGS) -count=1 -coverpkg=./... -coverprofile=$(COVER_PROFILE) \
 		-bench . -benchtime 1x $(TEST_PKGS) | { grep --line-buffered -Ev '^(PASS$$|goos|goarch|pkg|cpu|Benchmark\S+\s+[0-9])' || true; }; \
 	go tool cover -func=$(COVER_PROFILE) | tail -n 1
 	echo "The real-cluster tests (hack/realk8s.sh; builds its components once):"

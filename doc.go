@@ -15,7 +15,8 @@
 //	                       API's wire contract and client, standard library only)
 //	drivers/               ring 2: executors (goja, isolated), stores (sqlite,
 //	                       postgres), models (scripted, anthropic, openai,
-//	                       openaicompat), each exporting its Driver
+//	                       openaicompat, claudecli, codexcli over agentcli),
+//	                       each exporting its Driver
 //	baseline/              ring 3: composes them into one kernel server
 //	api/v1/                ring 4: the Tenant, Plugin and Approval resources
 //	controllers/           ring 4: their reconcilers (they speak to kernels

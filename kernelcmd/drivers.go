@@ -6,6 +6,8 @@ import (
 	gojaexec "github.com/sms-baseline/sms/drivers/executor/goja"
 	"github.com/sms-baseline/sms/drivers/executor/isolated"
 	"github.com/sms-baseline/sms/drivers/model/anthropic"
+	"github.com/sms-baseline/sms/drivers/model/claudecli"
+	"github.com/sms-baseline/sms/drivers/model/codexcli"
 	"github.com/sms-baseline/sms/drivers/model/openai"
 	"github.com/sms-baseline/sms/drivers/model/openaicompat"
 	"github.com/sms-baseline/sms/drivers/model/scripted"
@@ -18,7 +20,8 @@ import (
 // is the one place that links them into the command.
 var (
 	// Models are the chat agent's model providers (--model).
-	Models = contracts.MustRegistry("model", scripted.Driver, anthropic.Driver, openai.Driver, openaicompat.Driver)
+	Models = contracts.MustRegistry("model", scripted.Driver, anthropic.Driver, openai.Driver, openaicompat.Driver,
+		claudecli.Driver, codexcli.Driver)
 	// Executors are where agent code runs (--executor); the first is
 	// the default.
 	Executors = contracts.MustRegistry("executor", isolated.Driver, gojaexec.Driver)

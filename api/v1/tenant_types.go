@@ -56,7 +56,7 @@ type PostgresStorage struct {
 }
 
 // ModelProvider names a model driver.
-// +kubebuilder:validation:Enum=scripted;anthropic;openai;openaicompat
+// +kubebuilder:validation:Enum=scripted;anthropic;openai;openaicompat;claude-cli;codex-cli
 type ModelProvider string
 
 // Model providers: the names of the kernel's model drivers, in the order
@@ -71,18 +71,26 @@ const (
 	// ModelOpenAICompat is a Chat Completions endpoint (OpenRouter,
 	// Ollama, vLLM) reached through a base URL.
 	ModelOpenAICompat ModelProvider = "openaicompat"
+	// ModelClaudeCLI runs the claude CLI on the login of the machine or
+	// image the kernel runs in (claude login), with no API key.
+	ModelClaudeCLI ModelProvider = "claude-cli"
+	// ModelCodexCLI runs the codex CLI on the login of the machine or
+	// image the kernel runs in (codex login), with no API key.
+	ModelCodexCLI ModelProvider = "codex-cli"
 )
 
 // ModelProviders lists every ModelProvider, in the enum's order.
-var ModelProviders = []ModelProvider{ModelScripted, ModelAnthropic, ModelOpenAI, ModelOpenAICompat}
+var ModelProviders = []ModelProvider{ModelScripted, ModelAnthropic, ModelOpenAI, ModelOpenAICompat, ModelClaudeCLI, ModelCodexCLI}
 
 // TenantModel is the chat agent's model. Without one the kernel runs no
 // chat agent.
 type TenantModel struct {
 	// Provider is scripted (replays a script, for demos and tests),
-	// anthropic, openai, or openaicompat (OpenRouter, Ollama, vLLM).
+	// anthropic, openai, openaicompat (OpenRouter, Ollama, vLLM),
+	// claude-cli or codex-cli (a logged-in CLI where the kernel runs).
 	Provider ModelProvider `json:"provider"`
-	// Name is the provider's model name; required except for scripted.
+	// Name is the provider's model name; required except for scripted
+	// and the CLIs (which default to their own).
 	// +optional
 	Name string `json:"name,omitempty"`
 	// BaseURL overrides the provider's endpoint; required for openaicompat.

@@ -129,6 +129,7 @@ var allowedDriverImports = []string{
 	"drivers/store/sqlstore",            // shared SQL helpers for every store driver
 	"drivers/executor/goja",             // the isolated executor runs the same runtime in a child
 	"drivers/executor/internal/workers", // the goroutine pool both executors share
+	"drivers/model/agentcli",            // the MCP server and process runner of the agent CLI drivers
 }
 
 // family returns the plugin or driver a package belongs to: its first two

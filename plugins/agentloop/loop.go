@@ -70,6 +70,7 @@ func (s *service) turn(ctx context.Context, id, text string, emit func(Event) bo
 	}
 	msgs := withUserText(sess.history, text)
 	reply := Reply{Steps: []Step{}}
+	ctx = contracts.WithConversation(ctx, id) // a CLI driver keeps one session per conversation
 	for range s.opts.MaxSteps {
 		resp, err := s.call(ctx, msgs, emit)
 		if err != nil {

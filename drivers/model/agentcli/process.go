@@ -1,0 +1,133 @@
+package agentcli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// maxLineBytes bounds one line a CLI prints.
+const maxLineBytes = 16 << 20
+
+// stderrTail is how much of a CLI's stderr an error quotes.
+const stderrTail = 2 << 10
+
+// Command is one run of an agent CLI.
+type Command struct {
+	// Path is the executable; Args its arguments.
+	Path string
+	Args []string
+	// Dir is the working directory.
+	Dir string
+	// Env is the environment; nil inherits the process's.
+	Env []string
+	// Stdin is what the CLI reads from its standard input.
+	Stdin string
+}
+
+// Lookup finds the CLI named name (a path, or a command on PATH) and
+// names what to run when it is missing.
+func Lookup(name, install string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s was not found (%w); install it with `%s`", name, err, install)
+	}
+	return path, nil
+}
+
+// Run runs c, handing each line it prints on stdout to line, until it
+// exits or ctx ends (then the CLI and its children are killed). A line
+// error stops the CLI and is returned. The returned string is the tail
+// of what the CLI printed on stderr.
+func Run(ctx context.Context, c Command, line func([]byte) error) (string, error) {
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Dir, cmd.Env = c.Dir, c.Env
+	cmd.Stdin = strings.NewReader(c.Stdin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr := &tail{max: stderrTail}
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("start %s: %w", c.Path, err)
+	}
+	stop := context.AfterFunc(ctx, func() { kill(cmd) })
+	defer stop()
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLineBytes)
+	var lineErr error
+	for sc.Scan() {
+		if lineErr = line(sc.Bytes()); lineErr != nil {
+			kill(cmd)
+			break
+		}
+	}
+	if lineErr == nil {
+		lineErr = sc.Err()
+	}
+	if lineErr != nil {
+		kill(cmd)
+	}
+	waitErr := cmd.Wait()
+	switch {
+	case ctx.Err() != nil:
+		return stderr.String(), ctx.Err()
+	case lineErr != nil:
+		return stderr.String(), lineErr
+	case waitErr != nil:
+		return stderr.String(), fmt.Errorf("%s: %w", c.Path, waitErr)
+	}
+	return stderr.String(), nil
+}
+
+// kill ends the CLI's process group: the CLI may have started helpers.
+func kill(cmd *exec.Cmd) {
+	if cmd.Process == nil {
+		return
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		_ = cmd.Process.Kill()
+	}
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append([]byte(nil), t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(bytes.TrimSpace(t.buf))
+}
+
+// Scratch makes an empty directory for one turn, removed by the returned
+// function: the CLI runs there, so it has no files to read.
+func Scratch() (string, func(), error) {
+	dir, err := os.MkdirTemp("", "sms-agent-cli-")
+	if err != nil {
+		return "", nil, fmt.Errorf("scratch directory: %w", err)
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
+}

@@ -1,0 +1,210 @@
+package claudecli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/drivers/model/agentcli"
+)
+
+// Install is the command that installs the CLI.
+const Install = "npm install -g @anthropic-ai/claude-code"
+
+// gate is how long a tool call waits for the CLI to print the message
+// that makes it.
+const gate = 5 * time.Second
+
+// Options configures a Model.
+type Options struct {
+	// Command is the claude executable, a path or a name on PATH; empty
+	// means "claude".
+	Command string
+	// Model is the model the CLI uses; empty leaves it to the CLI.
+	Model string
+	// BaseURL points the CLI at another Messages API endpoint (a proxy
+	// or a fake), through ANTHROPIC_BASE_URL.
+	BaseURL string
+	// Env is the CLI's environment; nil inherits this process's, where
+	// the CLI finds its login (HOME) or a key.
+	Env []string
+	// Session bounds the turns and conversations; its Name is set here.
+	Session contracts.SessionOptions
+}
+
+// New returns a ModelService that runs the claude CLI, or a clear error
+// when the CLI is missing.
+func New(opts Options) (*contracts.SessionModel, error) {
+	if opts.Command == "" {
+		opts.Command = "claude"
+	}
+	path, err := agentcli.Lookup(opts.Command, Install+"` and run `claude login")
+	if err != nil {
+		return nil, fmt.Errorf("claude-cli model: %w", err)
+	}
+	opts.Session.Name = "claude-cli model"
+	return contracts.NewSessionModel(&backend{path: path, opts: opts}, opts.Session), nil
+}
+
+// backend runs one `claude -p` per turn.
+type backend struct {
+	path string
+	opts Options
+}
+
+// Turn implements contracts.SessionBackend.
+func (b *backend) Turn(ctx context.Context, turn contracts.SessionTurn, sink contracts.SessionSink) (string, error) {
+	tools, err := agentcli.Serve(turn.Tools, sink, agentcli.ServeOptions{Gate: gate})
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = tools.Close() }()
+	dir, cleanup, err := agentcli.Scratch()
+	if err != nil {
+		return "", err
+	}
+	defer cleanup()
+	args, err := b.args(turn, tools)
+	if err != nil {
+		return "", err
+	}
+	out := &output{sink: sink, tools: tools}
+	stderr, err := agentcli.Run(ctx, agentcli.Command{Path: b.path, Args: args, Dir: dir, Env: b.env(), Stdin: turn.Prompt}, out.line)
+	if err == nil {
+		err = out.err
+	}
+	switch {
+	case err != nil && ctx.Err() == nil:
+		return "", explain(err, out, stderr)
+	case err != nil:
+		return "", err
+	case !out.done:
+		return "", fmt.Errorf("claude ended without a result: %s", stderr)
+	}
+	return out.session, nil
+}
+
+// args are the CLI's arguments: print mode with JSON events, the turn's
+// system prompt, only the kernel's MCP server and none of the CLI's own
+// tools, and the session to resume.
+func (b *backend) args(turn contracts.SessionTurn, tools *agentcli.ToolServer) ([]string, error) {
+	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{agentcli.ServerName: map[string]any{
+		"type": "http", "url": tools.URL, "headers": map[string]string{"Authorization": "Bearer " + tools.Token},
+	}}})
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"-p", "--output-format", "stream-json", "--verbose",
+		"--system-prompt", turn.System,
+		"--mcp-config", string(mcpConfig), "--strict-mcp-config",
+		"--tools", "", "--allowedTools", "mcp__" + agentcli.ServerName,
+		"--setting-sources", "", "--disable-slash-commands"}
+	if b.opts.Model != "" {
+		args = append(args, "--model", b.opts.Model)
+	}
+	if turn.Resume != "" {
+		args = append(args, "--resume", turn.Resume)
+	}
+	return args, nil
+}
+
+func (b *backend) env() []string {
+	env := b.opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
+	if b.opts.BaseURL != "" {
+		env = append(env, "ANTHROPIC_BASE_URL="+b.opts.BaseURL)
+	}
+	return env
+}
+
+// output reads the CLI's stream-json events.
+type output struct {
+	sink    contracts.SessionSink
+	tools   *agentcli.ToolServer
+	session string
+	done    bool
+	result  string
+	err     error
+}
+
+type event struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+	Parent    string `json:"parent_tool_use_id"`
+	IsError   bool   `json:"is_error"`
+	Status    int    `json:"error_status"`
+	Error     string `json:"error"`
+	Result    string `json:"result"`
+	Message   struct {
+		Content []struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			Thinking string `json:"thinking"`
+			Name     string `json:"name"`
+		} `json:"content"`
+	} `json:"message"`
+}
+
+func (o *output) line(raw []byte) error {
+	var ev event
+	if json.Unmarshal(raw, &ev) != nil {
+		return nil // not an event: the CLI's other output
+	}
+	if ev.SessionID != "" {
+		o.session = ev.SessionID
+	}
+	switch ev.Type {
+	case "system":
+		// The CLI retries a refused login ten times, for minutes: stop
+		// at the first.
+		if ev.Subtype == "api_retry" && (ev.Status == 401 || ev.Status == 403 || ev.Error == "authentication_failed") {
+			return fmt.Errorf("claude: the provider refused the login (%d %s)", ev.Status, ev.Error)
+		}
+	case "assistant":
+		if ev.Parent != "" {
+			return nil
+		}
+		for _, c := range ev.Message.Content {
+			switch c.Type {
+			case "text":
+				o.sink.Text(c.Text)
+			case "thinking":
+				o.sink.Thinking(c.Thinking)
+			case "tool_use":
+				if _, ok := agentcli.KernelTool(c.Name); ok {
+					o.tools.Announce()
+				}
+			}
+		}
+	case "result":
+		o.done, o.result = true, ev.Result
+		if ev.IsError || ev.Subtype != "success" {
+			o.err = fmt.Errorf("claude: %s: %s", ev.Subtype, ev.Result)
+		}
+	}
+	return nil
+}
+
+// explain turns a failed run into an error that says what to do.
+func explain(err error, out *output, stderr string) error {
+	text := strings.ToLower(out.result + " " + stderr)
+	text += " " + strings.ToLower(err.Error())
+	for _, hint := range []string{"login", "log in", "api key", "authentication", "401"} {
+		if strings.Contains(text, hint) {
+			return fmt.Errorf("claude is not logged in or its login was refused; run `claude login` (%w)", err)
+		}
+	}
+	if stderr != "" && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w: %s", err, stderr)
+	}
+	return err
+}

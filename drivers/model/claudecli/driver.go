@@ -1,0 +1,12 @@
+package claudecli
+
+import "github.com/sms-baseline/sms/contracts"
+
+// Driver describes the claude CLI to a driver registry: it takes no key
+// (the CLI uses its own login); a model name and a base URL are optional.
+var Driver = contracts.ModelDriver{
+	DriverInfo: contracts.DriverInfo{Name: "claude-cli", Help: "the claude CLI on its own login (claude login), no API key"},
+	Open: func(s contracts.ModelSettings) (contracts.ModelService, error) {
+		return New(Options{Model: s.Name, BaseURL: s.BaseURL})
+	},
+}
