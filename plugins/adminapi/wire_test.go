@@ -107,7 +107,7 @@ func TestNamesAgree(t *testing.T) {
 		{string(adminv1.StateActive), string(kernel.StateActive)}, {string(adminv1.StateUnloading), string(kernel.StateUnloading)},
 		{string(adminv1.StateFailed), string(kernel.StateFailed)},
 		{adminv1.TrustAgent.String(), kernel.TrustAgent.String()}, {adminv1.TrustSystem.String(), kernel.TrustSystem.String()},
-		{adminv1.ChatTextDelta, agentloop.EventTextDelta}, {adminv1.ChatToolCall, agentloop.EventToolCall},
+		{adminv1.ChatTextDelta, agentloop.EventTextDelta}, {adminv1.ChatThinkingDelta, agentloop.EventThinkingDelta}, {adminv1.ChatToolCall, agentloop.EventToolCall},
 		{adminv1.ChatToolResult, agentloop.EventToolResult}, {adminv1.ChatVerdict, agentloop.EventVerdict},
 		{adminv1.ChatDone, agentloop.EventDone}, {adminv1.ChatError, agentloop.EventError},
 		{adminv1.RoutePoint, smshttp.RoutePoint}, {adminv1.SchedulePoint, scheduler.SchedulePoint},

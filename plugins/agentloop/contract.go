@@ -38,12 +38,15 @@ const DefaultMaxSteps = 8
 
 // Event types of ChatStream.
 const (
-	EventTextDelta  = "text_delta"
-	EventToolCall   = "tool_call"
-	EventToolResult = "tool_result"
-	EventVerdict    = "verdict"
-	EventDone       = "done"
-	EventError      = "error"
+	EventTextDelta = "text_delta"
+	// EventThinkingDelta is the model's reasoning, where its driver
+	// shows it; it is not part of the reply.
+	EventThinkingDelta = "thinking_delta"
+	EventToolCall      = "tool_call"
+	EventToolResult    = "tool_result"
+	EventVerdict       = "verdict"
+	EventDone          = "done"
+	EventError         = "error"
 )
 
 // Service is the value of Key. Its methods are safe for concurrent use;

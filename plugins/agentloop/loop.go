@@ -144,8 +144,12 @@ func (s *service) call(ctx context.Context, msgs []contracts.Message, emit func(
 			return contracts.ModelResponse{}, fmt.Errorf("agentloop: model: %w", err)
 		}
 		switch ev.Type {
-		case contracts.EventTextDelta:
-			if !emit(Event{Type: EventTextDelta, Text: ev.Text}) {
+		case contracts.EventTextDelta, contracts.EventThinkingDelta:
+			typ := EventTextDelta
+			if ev.Type == contracts.EventThinkingDelta {
+				typ = EventThinkingDelta
+			}
+			if !emit(Event{Type: typ, Text: ev.Text}) {
 				return contracts.ModelResponse{}, errStopped
 			}
 		case contracts.EventDone:

@@ -78,6 +78,30 @@ func TestChatStream(t *testing.T) {
 	}
 }
 
+// The model's reasoning arrives as thinking_delta events, apart from the
+// reply's text, and stays out of the reply. Seen failing with the loop
+// dropping thinking deltas.
+func TestChatStreamsThinking(t *testing.T) {
+	env := baselinetest.New(t, baselinetest.Options{Turns: [][]contracts.Block{{
+		{Type: contracts.BlockThinking, Text: "The user wants a greeting."},
+		{Type: contracts.BlockText, Text: "Hello."},
+	}}})
+	var thinking, answer strings.Builder
+	events := chatStream(t, env, "s1", "hi")
+	for _, ev := range events {
+		switch ev.Type {
+		case "thinking_delta":
+			thinking.WriteString(ev.Text)
+		case "text_delta":
+			answer.WriteString(ev.Text)
+		}
+	}
+	last := events[len(events)-1]
+	if thinking.String() != "The user wants a greeting." || answer.String() != "Hello." || last.Reply == nil || last.Reply.Reply != "Hello." {
+		t.Fatalf("thinking %q, text %q, last %+v; want the reasoning apart from the reply", thinking.String(), answer.String(), last)
+	}
+}
+
 // Inputs failing the tool's schema are is_error results the model sees,
 // and the turn goes on.
 // Seen failing with checkInput not called (the handler ran on bad input).

@@ -34,11 +34,12 @@ func define(id, point, code, description string) contracts.Block {
 		"manifest": map[string]any{"id": id, "version": "1", "points": []string{point}, "description": description}})
 }
 
-// doublerTurns: the agent defines the doubling tool (it mounts), calls
+// doublerTurns: the agent thinks, defines the doubling tool (it mounts), calls
 // it, defines a route (it waits for a human) and answers.
 func doublerTurns() [][]contracts.Block {
 	return [][]contracts.Block{
-		{{Type: contracts.BlockText, Text: "I will add a doubling tool."}, define("agent.doubler", "tool", doublerCode, "Doubles a number")},
+		{{Type: contracts.BlockThinking, Text: "They want a doubler."},
+			{Type: contracts.BlockText, Text: "I will add a doubling tool."}, define("agent.doubler", "tool", doublerCode, "Doubles a number")},
 		{toolUse("double", map[string]any{"n": 21})},
 		{define("agent.hello", "route", helloCode, "Answers GET /hello/:name")},
 		{{Type: contracts.BlockText, Text: "21 doubled is 42. The hello route waits for a human."}},
@@ -62,6 +63,8 @@ func serve(t *testing.T, turns [][]contracts.Block, admin adminapi.Options) (*ba
 // route pending with what it waits for), sees the route's declaration and
 // code in Approvals but no button (a user session cannot approve); root
 // signs in, approves, and the plugin list shows the route active; the
+// model's reasoning shows apart from its reply (seen failing with the
+// page ignoring thinking_delta); the
 // page diffs two versions of the doubler and disables it.
 func TestConsoleStandalone(t *testing.T) {
 	e, base := serve(t, doublerTurns(), adminapi.Options{})
@@ -73,6 +76,7 @@ func TestConsoleStandalone(t *testing.T) {
 	b.ask("add a tool that doubles a number", "21 doubled is 42")
 	b.waitText(`#transcript .verdict.mounted`, "agent.doubler")
 	b.waitText(`#transcript .verdict.pending`, "agent.hello")
+	b.waitText(`#transcript .thinking`, "They want a doubler.") // the reasoning, apart from the reply
 	if got := b.text(`#transcript .verdict.pending`); !strings.Contains(got, "waits for a human") {
 		t.Fatalf("the pending verdict says %q, want what it waits for", got)
 	}

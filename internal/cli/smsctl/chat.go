@@ -12,55 +12,90 @@ import (
 // newChatCommand returns chat: one turn with the tenant's agent, streamed.
 func newChatCommand(o *options) *cobra.Command {
 	var session string
+	var thinking bool
 	cmd := &cobra.Command{
 		Use:     "chat TENANT TEXT",
 		Short:   "Ask the tenant's agent for a change and stream its reply",
 		Example: "  kubectl sms chat demo 'add a tool that doubles a number'",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.chat(cmd.Context(), args[0], session, args[1])
+			return o.chat(cmd.Context(), chatTurn{tenant: args[0], session: session, text: args[1], thinking: thinking})
 		},
 	}
 	cmd.Flags().StringVar(&session, "session", "kubectl", "conversation to continue; the kernel keeps each session's transcript")
+	cmd.Flags().BoolVar(&thinking, "thinking", false, "show the model's reasoning too, where its driver streams it (after \"thinking:\")")
 	return cmd
 }
 
-func (o *options) chat(ctx context.Context, tenant, session, text string) error {
-	kc, closeKernel, err := o.kernel(ctx, tenant)
+// chatTurn is what chat sends and how it shows the answer.
+type chatTurn struct {
+	tenant, session, text string
+	// thinking shows the model's reasoning.
+	thinking bool
+}
+
+func (o *options) chat(ctx context.Context, turn chatTurn) error {
+	kc, closeKernel, err := o.kernel(ctx, turn.tenant)
 	if err != nil {
 		return err
 	}
 	defer closeKernel()
-	p := &printer{w: o.Out}
-	inText := false
-	err = kc.ChatStream(ctx, session, text, func(ev adminv1.ChatEvent) error {
-		if ev.Type != adminv1.ChatTextDelta && inText {
-			p.printf("\n")
-			inText = false
-		}
-		switch ev.Type {
-		case adminv1.ChatTextDelta:
-			p.printf("%s", ev.Text)
-			inText = true
-		case adminv1.ChatToolCall:
-			if ev.Step != nil {
-				p.printf("-> %s %s\n", ev.Step.Tool, ev.Step.Input)
-			}
-		case adminv1.ChatToolResult:
-			if ev.Step != nil {
-				p.printf("<- %s\n", ev.Step.Result)
-			}
-		case adminv1.ChatVerdict:
-			if v := ev.Verdict; v != nil {
-				p.printf("verdict: %s\n", verdictLine(v))
-			}
-		}
-		return p.err
-	})
-	if inText {
-		p.printf("\n")
+	s := &chatScreen{p: &printer{w: o.Out}, thinking: turn.thinking}
+	err = kc.ChatStream(ctx, turn.session, turn.text, s.show)
+	s.flow("")
+	return errors.Join(err, s.p.err)
+}
+
+// chatScreen prints a streamed turn: the reply's text as it comes, the
+// reasoning (when asked) after "thinking:", and one line per step.
+type chatScreen struct {
+	p        *printer
+	thinking bool
+	flowing  string // the delta type being printed, or ""
+}
+
+// flow ends the running text unless it is of type typ, and starts one of
+// type typ.
+func (s *chatScreen) flow(typ string) {
+	if s.flowing == typ {
+		return
 	}
-	return errors.Join(err, p.err)
+	if s.flowing != "" {
+		s.p.printf("\n")
+	}
+	if typ == adminv1.ChatThinkingDelta {
+		s.p.printf("thinking: ")
+	}
+	s.flowing = typ
+}
+
+func (s *chatScreen) show(ev adminv1.ChatEvent) error {
+	switch ev.Type {
+	case adminv1.ChatTextDelta:
+		s.flow(ev.Type)
+		s.p.printf("%s", ev.Text)
+	case adminv1.ChatThinkingDelta:
+		if s.thinking {
+			s.flow(ev.Type)
+			s.p.printf("%s", ev.Text)
+		}
+	case adminv1.ChatToolCall:
+		s.flow("")
+		if ev.Step != nil {
+			s.p.printf("-> %s %s\n", ev.Step.Tool, ev.Step.Input)
+		}
+	case adminv1.ChatToolResult:
+		s.flow("")
+		if ev.Step != nil {
+			s.p.printf("<- %s\n", ev.Step.Result)
+		}
+	case adminv1.ChatVerdict:
+		s.flow("")
+		if v := ev.Verdict; v != nil {
+			s.p.printf("verdict: %s\n", verdictLine(v))
+		}
+	}
+	return s.p.err
 }
 
 // verdictLine is a judge's verdict in one line: status and plugin, the

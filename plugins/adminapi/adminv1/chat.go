@@ -10,7 +10,7 @@ import (
 
 // ChatStream runs one turn of session with the user's text through POST
 // /api/chat/stream and calls fn with each event as it arrives (text_delta,
-// tool_call, tool_result, verdict, then done or error). An error event
+// thinking_delta, tool_call, tool_result, verdict, then done or error). An error event
 // ends the turn and is returned as an error; so is an error from fn. The
 // client's timeout applies to the whole turn: pass New an http.Client
 // without one for long turns.

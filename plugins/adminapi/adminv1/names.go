@@ -98,12 +98,15 @@ func (t Trust) String() string { return string(t) }
 
 // Types of a ChatEvent.
 const (
-	ChatTextDelta  = "text_delta"
-	ChatToolCall   = "tool_call"
-	ChatToolResult = "tool_result"
-	ChatVerdict    = "verdict"
-	ChatDone       = "done"
-	ChatError      = "error"
+	ChatTextDelta = "text_delta"
+	// ChatThinkingDelta is the model's reasoning, where its driver shows
+	// it; it is not part of the reply.
+	ChatThinkingDelta = "thinking_delta"
+	ChatToolCall      = "tool_call"
+	ChatToolResult    = "tool_result"
+	ChatVerdict       = "verdict"
+	ChatDone          = "done"
+	ChatError         = "error"
 )
 
 // Event types of the judge in the event log.

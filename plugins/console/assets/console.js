@@ -341,6 +341,16 @@ function turnEvent(turn, ev) {
     case 'text_delta':
       reply.append(ev.text);
       break;
+    case 'thinking_delta': {
+      // The model's reasoning, shown apart from its reply.
+      let thinking = reply.previousElementSibling;
+      if (!thinking || !thinking.classList.contains('thinking')) {
+        thinking = el('div', { class: 'thinking' });
+        turn.insertBefore(thinking, reply);
+      }
+      thinking.append(ev.text);
+      break;
+    }
     case 'tool_call':
       turn.append(el('div', { class: 'step' }, '→ ' + ev.step.tool + ' ' + JSON.stringify(ev.step.input)));
       reply = el('div', { class: 'text' });
