@@ -26,6 +26,10 @@ const (
 	ModelName    ModelSetting = "name"
 	ModelBaseURL ModelSetting = "base-url"
 	ModelScript  ModelSetting = "script"
+	// ModelEffort is how hard the model reasons (low, medium, high...).
+	ModelEffort ModelSetting = "effort"
+	// ModelThinkingBudget is the most tokens the model reasons with.
+	ModelThinkingBudget ModelSetting = "thinking-budget"
 )
 
 // ModelNeed is a setting a model driver cannot open without.
@@ -49,6 +53,22 @@ type ModelSettings struct {
 	Key string
 	// Script is the path of a script file (the scripted driver).
 	Script string
+	// Effort is how hard the model reasons, one of the driver's
+	// Efforts; empty leaves it to the provider.
+	Effort string
+	// ThinkingBudget is the most tokens the model reasons with, for a
+	// driver with ThinkingBudget; zero leaves it to the provider.
+	ThinkingBudget int
+	// AppName and SiteURL name the application to a provider that
+	// attributes traffic (OpenRouter); empty sends none.
+	AppName string
+	SiteURL string
+	// KeyFile is the path of the key file given, for a driver that reads
+	// a credentials file of its own format (gpt-oauth's auth.json).
+	KeyFile string
+	// AllowUnofficial says the person running the kernel allowed an
+	// unofficial driver (gpt-oauth).
+	AllowUnofficial bool
 }
 
 // ModelDriver describes a model provider.
@@ -61,6 +81,15 @@ type ModelDriver struct {
 	KeyEnv []string
 	// KeyOptional opens the driver without a key (a local server).
 	KeyOptional bool
+	// Efforts are the reasoning efforts the driver takes, in increasing
+	// order; empty: it takes none.
+	Efforts []string
+	// ThinkingBudget says the driver takes a thinking budget.
+	ThinkingBudget bool
+	// SingleUser marks a driver for one person's own kernel only (it
+	// spends that person's login): the operator never offers it to a
+	// Tenant.
+	SingleUser bool
 	// Open builds the model. An error about one setting is a
 	// *SettingError naming it.
 	Open func(ModelSettings) (ModelService, error)

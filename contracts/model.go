@@ -26,6 +26,12 @@ type Block struct {
 	Text string `json:"text,omitempty"`
 	// Signature is the provider's token for replaying a thinking block.
 	Signature string `json:"signature,omitempty"`
+	// Origin names the driver whose provider wrote a thinking block
+	// (anthropic, openai, openaicompat). A driver replays only thinking
+	// of its own origin (or, for blocks kept from before origins were
+	// recorded, of the shape its provider writes), so a conversation
+	// that changes models never sends one provider's tokens to another.
+	Origin string `json:"origin,omitempty"`
 	// ID, Name and Input describe a tool_use block.
 	ID    string          `json:"id,omitempty"`
 	Name  string          `json:"name,omitempty"`

@@ -17,6 +17,7 @@ const (
 	DefaultSessionMaxConversations = 1024
 	DefaultSessionToolWait         = 10 * time.Minute
 	DefaultSessionMaxPrior         = 64 << 10
+	DefaultSessionAbandonAfter     = 2 * time.Minute
 )
 
 // SessionOptions configures a SessionModel.
@@ -37,6 +38,11 @@ type SessionOptions struct {
 	// session's prompt carries (its most recent part). Zero means
 	// DefaultSessionMaxPrior.
 	MaxPrior int
+	// AbandonAfter is how long a turn may wait for the agent loop's
+	// tool result before a turn of another conversation, finding no
+	// place, stops it (a loop that hit its step limit never answers).
+	// Zero means DefaultSessionAbandonAfter.
+	AbandonAfter time.Duration
 }
 
 // SessionModel is a ModelService over an agent CLI's SessionBackend, one
@@ -69,6 +75,9 @@ func NewSessionModel(backend SessionBackend, opts SessionOptions) *SessionModel 
 	if opts.MaxPrior <= 0 {
 		opts.MaxPrior = DefaultSessionMaxPrior
 	}
+	if opts.AbandonAfter <= 0 {
+		opts.AbandonAfter = DefaultSessionAbandonAfter
+	}
 	if opts.Name == "" {
 		opts.Name = "session model"
 	}
@@ -84,6 +93,7 @@ type conversation struct {
 	system string // the system prompt that session was started with
 	next   int    // the message count of the next turn continuing it: this turn's, its reply and the new message
 	live   *liveTurn
+	asked  time.Time // when the live turn's last tool call went to the agent loop
 }
 
 // Complete continues the conversation's running turn with the tool
@@ -173,9 +183,7 @@ func (m *SessionModel) forgetOldest() {
 // begin starts a turn for req's last user message; the caller holds c.mu
 // and c has no live turn.
 func (m *SessionModel) begin(c *conversation, req ModelRequest) error {
-	select {
-	case m.slots <- struct{}{}:
-	default:
+	if !m.slot() {
 		return fmt.Errorf("%s: %d turns are running, the most this model runs at once (SessionOptions.MaxLive); try again when one ends",
 			m.opts.Name, m.opts.MaxLive)
 	}
@@ -189,6 +197,46 @@ func (m *SessionModel) begin(c *conversation, req ModelRequest) error {
 	c.resume = ""
 	c.live = m.run(turn)
 	return nil
+}
+
+// slot takes a place for a live turn. When none is free, it stops the
+// turn that has waited longest, past AbandonAfter, for the agent loop's
+// tool result: a turn the loop left (at its step limit, or on an error)
+// must not hold its place until ToolWait ends.
+func (m *SessionModel) slot() bool {
+	select {
+	case m.slots <- struct{}{}:
+		return true
+	default:
+	}
+	m.mu.Lock()
+	var idle *conversation
+	for _, c := range m.convs {
+		if !c.mu.TryLock() {
+			continue
+		}
+		abandoned := c.live != nil && !c.asked.IsZero() && time.Since(c.asked) > m.opts.AbandonAfter
+		if abandoned && (idle == nil || c.asked.Before(idle.asked)) {
+			if idle != nil {
+				idle.mu.Unlock()
+			}
+			idle = c
+			continue
+		}
+		c.mu.Unlock()
+	}
+	m.mu.Unlock()
+	if idle == nil {
+		return false
+	}
+	m.stop(idle)
+	idle.mu.Unlock()
+	select {
+	case m.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
 }
 
 // stop ends c's live turn, if any, and waits for its CLI to exit; the
@@ -215,6 +263,7 @@ func (m *SessionModel) await(ctx context.Context, c *conversation, req ModelRequ
 		case ev := <-t.events:
 			if ev.call != nil {
 				t.pending[ev.call.ID] = ev.reply
+				c.asked = time.Now()
 				content := append(t.take(), *ev.call)
 				return ModelResponse{Content: content, StopReason: StopToolUse}, nil
 			}

@@ -215,3 +215,34 @@ func TestSessionCancelStopsTheTurn(t *testing.T) {
 		t.Fatal("the turn kept running")
 	}
 }
+
+// A turn that has waited past AbandonAfter for a tool result the agent
+// loop will never send (it stopped at its step limit) gives its place to
+// another conversation's turn. Seen failing with slot refusing at once.
+func TestSessionReclaimsAnAbandonedTurn(t *testing.T) {
+	stopped := make(chan error, 1)
+	b := &fakeBackend{run: func(ctx context.Context, n int, sink contracts.SessionSink) (string, error) {
+		if n == 2 {
+			sink.Text("second")
+			return "s2", nil
+		}
+		_, err := sink.ToolCall(ctx, "count", nil)
+		stopped <- err
+		return "", err
+	}}
+	m := contracts.NewSessionModel(b, contracts.SessionOptions{MaxLive: 1, AbandonAfter: 50 * time.Millisecond})
+	defer m.Close()
+	ctxA := contracts.WithConversation(context.Background(), "a")
+	if _, err := m.Complete(ctxA, contracts.ModelRequest{Messages: []contracts.Message{user("a")}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	ctxB := contracts.WithConversation(context.Background(), "b")
+	resp, err := m.Complete(ctxB, contracts.ModelRequest{Messages: []contracts.Message{user("b")}})
+	if err != nil || len(resp.Content) != 1 || resp.Content[0].Text != "second" {
+		t.Fatalf("b's turn = %+v, %v; want it to run in the abandoned turn's place", resp, err)
+	}
+	if err := <-stopped; err == nil {
+		t.Fatal("the abandoned turn's tool call got an answer")
+	}
+}

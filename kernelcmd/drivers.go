@@ -8,6 +8,7 @@ import (
 	"github.com/sms-baseline/sms/drivers/model/anthropic"
 	"github.com/sms-baseline/sms/drivers/model/claudecli"
 	"github.com/sms-baseline/sms/drivers/model/codexcli"
+	"github.com/sms-baseline/sms/drivers/model/gptoauth"
 	"github.com/sms-baseline/sms/drivers/model/openai"
 	"github.com/sms-baseline/sms/drivers/model/openaicompat"
 	"github.com/sms-baseline/sms/drivers/model/scripted"
@@ -21,7 +22,7 @@ import (
 var (
 	// Models are the chat agent's model providers (--model).
 	Models = contracts.MustRegistry("model", scripted.Driver, anthropic.Driver, openai.Driver, openaicompat.Driver,
-		claudecli.Driver, codexcli.Driver)
+		claudecli.Driver, codexcli.Driver, gptoauth.Driver)
 	// Executors are where agent code runs (--executor); the first is
 	// the default.
 	Executors = contracts.MustRegistry("executor", isolated.Driver, gojaexec.Driver)
@@ -32,9 +33,23 @@ var (
 // modelFlags names the flag that holds each model setting, as errors
 // write it.
 var modelFlags = map[contracts.ModelSetting]string{
-	contracts.ModelName:    "--model-name",
-	contracts.ModelBaseURL: "--model-base-url",
-	contracts.ModelScript:  "--model-script",
+	contracts.ModelName:           "--model-name",
+	contracts.ModelBaseURL:        "--model-base-url",
+	contracts.ModelScript:         "--model-script",
+	contracts.ModelEffort:         "--model-effort",
+	contracts.ModelThinkingBudget: "--model-thinking-budget",
+}
+
+// TenantModels lists the models a Tenant may name: every model but the
+// single-user ones (gpt-oauth), which spend one person's own login.
+func TenantModels() []string {
+	var names []string
+	for _, d := range Models.All() {
+		if !d.SingleUser {
+			names = append(names, d.Name)
+		}
+	}
+	return names
 }
 
 // ModelKeyEnv lists the variables any model reads its key from, each

@@ -18,25 +18,18 @@ import (
 // accepts, in the same order: its constants, and the enums of the CRD the
 // API server validates with (generated from the kubebuilder markers). So
 // adding a provider means a driver package, its line in drivers.go and its
-// enum value, and forgetting one fails here. Seen failing with
+// enum value (none for a single-user driver, which Tenants never name),
+// and forgetting one fails here. Seen failing with
 // openaicompat left out of Models, and with isolated and goja swapped.
 func TestDriversMatchTheAPI(t *testing.T) {
-	raw, err := os.ReadFile("../config/crd/bases/sms.dev_tenants.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(raw, &crd); err != nil {
-		t.Fatal(err)
-	}
-	spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	spec := tenantSpecSchema(t)
 	cases := []struct {
 		name      string
 		got       []string
 		constants []string
 		enum      apiextensionsv1.JSONSchemaProps
 	}{
-		{"models", Models.Names(), strs(smsv1.ModelProviders), spec.Properties["model"].Properties["provider"]},
+		{"models", TenantModels(), strs(smsv1.ModelProviders), spec.Properties["model"].Properties["provider"]},
 		{"executors", Executors.Names(), strs(smsv1.Executors), spec.Properties["executor"]},
 		{"stores", Stores.Names(), strs([]smsv1.StorageDriver{smsv1.StorageSQLite, smsv1.StoragePostgres}), spec.Properties["storage"].Properties["driver"]},
 	}
@@ -51,6 +44,52 @@ func TestDriversMatchTheAPI(t *testing.T) {
 	}
 	if Defaults.Executor != string(smsv1.ExecutorIsolated) || Executors.Names()[0] != Defaults.Executor {
 		t.Errorf("default executor %q, want %q, the first of Executors", Defaults.Executor, smsv1.ExecutorIsolated)
+	}
+}
+
+// tenantSpecSchema is the generated Tenant CRD's schema of spec.
+func tenantSpecSchema(t *testing.T) apiextensionsv1.JSONSchemaProps {
+	t.Helper()
+	raw, err := os.ReadFile("../config/crd/bases/sms.dev_tenants.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(raw, &crd); err != nil {
+		t.Fatal(err)
+	}
+	return crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+}
+
+// The Tenant's rules on spec.model name each provider's efforts, and the
+// providers that take a thinking budget, exactly as the drivers do, so
+// the API server refuses what the kernel would. Seen failing with
+// "max" taken out of the anthropic driver's Efforts only.
+func TestModelRulesMatchTheDrivers(t *testing.T) {
+	var rules strings.Builder
+	for _, r := range tenantSpecSchema(t).Properties["model"].XValidations {
+		rules.WriteString(r.Rule + "\n")
+	}
+	var budget []string
+	for _, d := range Models.All() {
+		if !slices.Contains(smsv1.ModelProviders, smsv1.ModelProvider(d.Name)) {
+			continue
+		}
+		quoted := make([]string, len(d.Efforts))
+		for i, e := range d.Efforts {
+			quoted[i] = "'" + e + "'"
+		}
+		clause := "(self.provider == '" + d.Name + "' && self.effort in [" + strings.Join(quoted, ", ") + "])"
+		mentioned := strings.Contains(rules.String(), "self.provider == '"+d.Name+"' && self.effort")
+		if len(d.Efforts) > 0 && !strings.Contains(rules.String(), clause) || len(d.Efforts) == 0 && mentioned {
+			t.Errorf("the Tenant's effort rule for %s does not read %s:\n%s", d.Name, clause, rules.String())
+		}
+		if d.ThinkingBudget {
+			budget = append(budget, "'"+d.Name+"'")
+		}
+	}
+	if want := "self.provider in [" + strings.Join(budget, ", ") + "]"; !strings.Contains(rules.String(), want) {
+		t.Errorf("the Tenant's thinking budget rule does not read %s:\n%s", want, rules.String())
 	}
 }
 

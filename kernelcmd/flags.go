@@ -34,7 +34,12 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Model.Name, "model-name", Defaults.Model.Name, "the provider's model name")
 	fs.StringVar(&c.Model.BaseURL, "model-base-url", Defaults.Model.BaseURL, "the provider's base URL"+baseURLNeeds())
 	fs.StringVar(&c.Model.Script, "model-script", Defaults.Model.Script, "JSON file of turns for --model scripted")
-	fs.StringVar(&c.Model.KeyFile, "model-key-file", Defaults.Model.KeyFile, "file holding the model key (default: "+contracts.OrList(ModelKeyEnv())+")")
+	fs.StringVar(&c.Model.Effort, "model-effort", Defaults.Model.Effort, "how hard the model reasons, where its driver takes it: "+effortHelp()+" (default: the provider's)")
+	fs.IntVar(&c.Model.ThinkingBudget, "model-thinking-budget", Defaults.Model.ThinkingBudget, "the most tokens the model reasons with, where its driver takes it ("+budgetHelp()+"; default: the provider's)")
+	fs.StringVar(&c.Model.AppName, "model-app-name", Defaults.Model.AppName, "the application's name, sent to providers that attribute traffic (OpenRouter's X-Title)")
+	fs.StringVar(&c.Model.SiteURL, "model-site-url", Defaults.Model.SiteURL, "the application's URL, sent to providers that attribute traffic (OpenRouter's HTTP-Referer)")
+	fs.BoolVar(&c.Model.AllowUnofficial, "allow-unofficial-gpt-oauth", Defaults.Model.AllowUnofficial, "allow --model gpt-oauth: ChatGPT's undocumented Codex backend with codex login's tokens, for your own kernel only, never a service others use")
+	fs.StringVar(&c.Model.KeyFile, "model-key-file", Defaults.Model.KeyFile, "file holding the model key (default: "+contracts.OrList(ModelKeyEnv())+"); for gpt-oauth, codex login's auth.json (default $CODEX_HOME/auth.json or ~/.codex/auth.json)")
 	fs.StringVar(&c.Agent.Identity, "agent-identity", Defaults.Agent.Identity, "the first line of the chat agent's system prompt: who it is for this application (default: the agent loop's own)")
 	fs.IntVar(&c.Agent.MaxSteps, "agent-max-steps", Defaults.Agent.MaxSteps, "model calls one chat turn may make, at most "+strconv.Itoa(kernelconfig.MaxAgentSteps)+" (default "+strconv.Itoa(agentloop.DefaultMaxSteps)+")")
 	fs.BoolVar(&c.Users, "users", Defaults.Users, "turn on application users and access control: sessions under /api/auth, groups and record rules (default: off, data open to whoever the credentials admit)")
@@ -47,6 +52,28 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Objects, "objects", Defaults.Objects, ObjectsForms)
 	fs.StringVar(&c.ObjectsCredentialsFile, "objects-credentials-file", Defaults.ObjectsCredentialsFile, "file of an S3 object store's access key (first line) and secret key (second line)")
 	fs.StringSliceVar(&c.SystemPlugins, "system-plugins", Defaults.SystemPlugins, "optional system plugins to turn on: "+strings.Join(baseline.Services, ", ")+" (default none)")
+}
+
+// effortHelp lists each model's efforts, for --model-effort's help.
+func effortHelp() string {
+	var parts []string
+	for _, d := range Models.All() {
+		if len(d.Efforts) > 0 {
+			parts = append(parts, d.Name+" "+strings.Join(d.Efforts, "|"))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// budgetHelp lists the models that take a thinking budget.
+func budgetHelp() string {
+	var names []string
+	for _, d := range Models.All() {
+		if d.ThinkingBudget {
+			names = append(names, d.Name)
+		}
+	}
+	return contracts.OrList(names)
 }
 
 // baseURLNeeds says which models need --model-base-url, for its help:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/sms-baseline/sms/contracts"
@@ -14,8 +15,8 @@ import (
 // where its key comes from.
 func newModel(m Model) (contracts.ModelService, error) {
 	if m.Provider == "" {
-		if m.Script != "" || m.Name != "" || m.BaseURL != "" {
-			return nil, fmt.Errorf("--model-script, --model-name and --model-base-url need --model")
+		if m.Script != "" || m.Name != "" || m.BaseURL != "" || m.Effort != "" || m.ThinkingBudget != 0 {
+			return nil, fmt.Errorf("--model-script, --model-name, --model-base-url, --model-effort and --model-thinking-budget need --model")
 		}
 		return nil, nil
 	}
@@ -23,7 +24,11 @@ func newModel(m Model) (contracts.ModelService, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--model %q: want %s", m.Provider, Models.Choices())
 	}
-	s := contracts.ModelSettings{Name: m.Name, BaseURL: m.BaseURL, Script: m.Script}
+	if err := checkReasoning(m, d); err != nil {
+		return nil, err
+	}
+	s := contracts.ModelSettings{Name: m.Name, BaseURL: m.BaseURL, Script: m.Script, Effort: m.Effort,
+		ThinkingBudget: m.ThinkingBudget, AppName: m.AppName, SiteURL: m.SiteURL, KeyFile: m.KeyFile, AllowUnofficial: m.AllowUnofficial}
 	for _, need := range d.Needs {
 		if setting(s, need.Setting) == "" {
 			return nil, fmt.Errorf("--model %s needs %s", m.Provider, strings.TrimSpace(modelFlags[need.Setting]+" "+need.Hint))
@@ -37,6 +42,22 @@ func newModel(m Model) (contracts.ModelService, error) {
 		return nil, fmt.Errorf("%s: %w", modelFlags[se.Setting], se.Err)
 	}
 	return model, err
+}
+
+// checkReasoning refuses an effort or a thinking budget the driver does
+// not take.
+func checkReasoning(m Model, d contracts.ModelDriver) error {
+	switch {
+	case m.Effort != "" && len(d.Efforts) == 0:
+		return fmt.Errorf("--model-effort: --model %s takes no effort", d.Name)
+	case m.Effort != "" && !slices.Contains(d.Efforts, m.Effort):
+		return fmt.Errorf("--model-effort %q: --model %s takes %s", m.Effort, d.Name, contracts.OrList(d.Efforts))
+	case m.ThinkingBudget < 0:
+		return fmt.Errorf("--model-thinking-budget %d: want a positive number of tokens", m.ThinkingBudget)
+	case m.ThinkingBudget > 0 && !d.ThinkingBudget:
+		return fmt.Errorf("--model-thinking-budget: --model %s has no thinking budget; use --model-effort", d.Name)
+	}
+	return nil
 }
 
 // setting returns the value of one setting of s.

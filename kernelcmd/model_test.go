@@ -25,6 +25,8 @@ func TestNewModel(t *testing.T) {
 		{Provider: "anthropic", Name: "m", KeyFile: keyFile},
 		{Provider: "openai", Name: "m", KeyFile: keyFile},
 		{Provider: "openaicompat", Name: "m", BaseURL: "http://127.0.0.1:11434/v1"}, // a local server needs no key
+		{Provider: "anthropic", Name: "m", KeyFile: keyFile, Effort: "max", ThinkingBudget: 2048},
+		{Provider: "openaicompat", Name: "m", BaseURL: "http://127.0.0.1:1/v1", Effort: "xhigh", AppName: "a", SiteURL: "https://a"},
 	}
 	for _, m := range good {
 		if got, err := newModel(m); err != nil || got == nil {
@@ -44,6 +46,12 @@ func TestNewModel(t *testing.T) {
 		{Model{Provider: "openaicompat", Name: "m"}, "needs --model-base-url"},
 		{Model{Provider: "anthropic", Name: "m", KeyFile: dir + "/missing"}, "--model-key-file: read model key"},
 		{Model{Provider: "openai", Name: "m", KeyFile: emptyKey}, "is empty"},
+		{Model{Provider: "scripted", Script: script, Effort: "high"}, "--model-effort: --model scripted takes no effort"},
+		{Model{Provider: "openai", Name: "m", KeyFile: keyFile, Effort: "huge"}, `--model-effort "huge": --model openai takes none, minimal`},
+		{Model{Provider: "openai", Name: "m", KeyFile: keyFile, ThinkingBudget: 4000}, "--model-thinking-budget: --model openai has no thinking budget"},
+		{Model{Provider: "anthropic", Name: "m", KeyFile: keyFile, ThinkingBudget: 100}, "--model-thinking-budget: anthropic takes at least 1024"},
+		{Model{Provider: "openaicompat", Name: "m", BaseURL: "http://x", Effort: "low", ThinkingBudget: 4000}, "--model-thinking-budget: openaicompat takes an effort or a thinking budget"},
+		{Model{Effort: "low"}, "need --model"},
 	}
 	for _, tc := range bad {
 		if _, err := newModel(tc.m); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -83,7 +83,13 @@ const (
 var ModelProviders = []ModelProvider{ModelScripted, ModelAnthropic, ModelOpenAI, ModelOpenAICompat, ModelClaudeCLI, ModelCodexCLI}
 
 // TenantModel is the chat agent's model. Without one the kernel runs no
-// chat agent.
+// chat agent. The efforts and thinking budgets each provider takes are
+// those of its driver (docs/chat.md); a test keeps the rules below equal
+// to them.
+// +kubebuilder:validation:XValidation:rule="!has(self.effort) || (self.provider == 'anthropic' && self.effort in ['low', 'medium', 'high', 'xhigh', 'max']) || (self.provider == 'openai' && self.effort in ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']) || (self.provider == 'openaicompat' && self.effort in ['none', 'minimal', 'low', 'medium', 'high', 'xhigh']) || (self.provider == 'claude-cli' && self.effort in ['low', 'medium', 'high', 'xhigh', 'max']) || (self.provider == 'codex-cli' && self.effort in ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])",message="spec.model.effort is not an effort this provider takes (docs/chat.md lists them)"
+// +kubebuilder:validation:XValidation:rule="!has(self.thinkingBudget) || self.provider in ['anthropic', 'openaicompat']",message="spec.model.thinkingBudget is taken by the anthropic and openaicompat providers only"
+// +kubebuilder:validation:XValidation:rule="!has(self.thinkingBudget) || self.provider != 'anthropic' || self.thinkingBudget >= 1024",message="spec.model.thinkingBudget is at least 1024 tokens for anthropic"
+// +kubebuilder:validation:XValidation:rule="!(has(self.effort) && has(self.thinkingBudget) && self.provider == 'openaicompat')",message="openaicompat takes spec.model.effort or spec.model.thinkingBudget, not both"
 type TenantModel struct {
 	// Provider is scripted (replays a script, for demos and tests),
 	// anthropic, openai, openaicompat (OpenRouter, Ollama, vLLM),
@@ -103,6 +109,18 @@ type TenantModel struct {
 	// model's JSON script; required for scripted.
 	// +optional
 	ScriptConfigMapRef *corev1.ConfigMapKeySelector `json:"scriptConfigMapRef,omitempty"`
+	// Effort is how hard the model reasons (low, medium, high, and the
+	// further levels its provider has); empty leaves it to the provider.
+	// Anthropic then thinks adaptively, OpenRouter gets its unified
+	// reasoning effort.
+	// +optional
+	Effort string `json:"effort,omitempty"`
+	// ThinkingBudget is the most tokens the model reasons with
+	// (anthropic: extended thinking; openaicompat: OpenRouter's reasoning
+	// budget).
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ThinkingBudget int32 `json:"thinkingBudget,omitempty"`
 }
 
 // TenantJudge is the judge's approval policy.

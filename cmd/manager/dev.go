@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -122,8 +123,8 @@ func devImages(o *devenv.Options) error {
 // the kernel's drivers, and makes the script's path absolute.
 func devModel(o *devenv.Options) error {
 	m := &o.Model
-	if _, err := kernelcmd.Models.Lookup(m.Provider); m.Provider != "" && err != nil {
-		return fmt.Errorf("--model %q: want %s", m.Provider, kernelcmd.Models.Choices())
+	if m.Provider != "" && !slices.Contains(kernelcmd.TenantModels(), m.Provider) {
+		return fmt.Errorf("--model %q: want %s (tenants' kernels take no single-user model)", m.Provider, contracts.OrList(kernelcmd.TenantModels()))
 	}
 	if _, err := kernelcmd.Executors.Lookup(o.Executor); o.Executor != "" && err != nil {
 		return fmt.Errorf("--executor %q: want %s", o.Executor, kernelcmd.Executors.Choices())

@@ -99,3 +99,15 @@ func TestDevRefusesAMissingScript(t *testing.T) {
 		t.Fatalf("manager dev with a missing script = %v, want an error naming --model-script and the file", err)
 	}
 }
+
+// `manager dev` refuses a single-user model as the tenants' default: its
+// kernels serve tenants, and gpt-oauth spends one person's login. Seen
+// failing with devModel looking the model up in every driver.
+func TestDevRefusesASingleUserModel(t *testing.T) {
+	root := newRootCommand()
+	root.SetArgs([]string{"dev", "--dir", t.TempDir(), "--model", "gpt-oauth", "--model-name", "m"})
+	err := root.Execute()
+	if err == nil || !strings.Contains(err.Error(), `--model "gpt-oauth"`) {
+		t.Fatalf("manager dev --model gpt-oauth = %v, want a refusal naming it", err)
+	}
+}

@@ -130,6 +130,7 @@ var allowedDriverImports = []string{
 	"drivers/executor/goja",             // the isolated executor runs the same runtime in a child
 	"drivers/executor/internal/workers", // the goroutine pool both executors share
 	"drivers/model/agentcli",            // the MCP server and process runner of the agent CLI drivers
+	"drivers/model/openai",              // gpt-oauth speaks the Responses API through it
 }
 
 // family returns the plugin or driver a package belongs to: its first two

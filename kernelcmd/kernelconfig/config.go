@@ -104,6 +104,18 @@ type Model struct {
 	Script string
 	// KeyFile holds the API key; empty reads the provider's variables.
 	KeyFile string
+	// Effort is how hard the model reasons; empty: the provider's.
+	Effort string
+	// ThinkingBudget is the most tokens the model reasons with; zero:
+	// the provider's.
+	ThinkingBudget int
+	// AppName and SiteURL name the application to providers that
+	// attribute traffic (OpenRouter).
+	AppName string
+	SiteURL string
+	// AllowUnofficial allows an unofficial driver (gpt-oauth); the
+	// operator never sets it.
+	AllowUnofficial bool
 }
 
 // Agent configures the chat agent.
@@ -160,6 +172,12 @@ func (c Config) Args() []string {
 	add("model-base-url", c.Model.BaseURL, "")
 	add("model-script", c.Model.Script, "")
 	add("model-key-file", c.Model.KeyFile, "")
+	add("model-effort", c.Model.Effort, "")
+	if c.Model.ThinkingBudget != 0 {
+		args = append(args, "--model-thinking-budget="+strconv.Itoa(c.Model.ThinkingBudget))
+	}
+	add("model-app-name", c.Model.AppName, "")
+	add("model-site-url", c.Model.SiteURL, "")
 	add("agent-identity", c.Agent.Identity, "")
 	if c.Agent.MaxSteps != 0 {
 		args = append(args, "--agent-max-steps="+strconv.Itoa(c.Agent.MaxSteps))
@@ -167,7 +185,7 @@ func (c Config) Args() []string {
 	for _, b := range []struct {
 		on   bool
 		flag string
-	}{{c.Users, "--users"}, {c.NoSessionApprove, "--no-session-approve"}, {c.SecureCookie, "--secure-cookie"}, {c.AutoApprove, "--auto-approve"}} {
+	}{{c.Model.AllowUnofficial, "--allow-unofficial-gpt-oauth"}, {c.Users, "--users"}, {c.NoSessionApprove, "--no-session-approve"}, {c.SecureCookie, "--secure-cookie"}, {c.AutoApprove, "--auto-approve"}} {
 		if b.on {
 			args = append(args, b.flag)
 		}

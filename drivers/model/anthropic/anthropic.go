@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"slices"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -32,13 +33,30 @@ type Options struct {
 	// MaxRetries is how often a rate limit or server error is retried; zero
 	// keeps the client's default (2) and a negative value disables retries.
 	MaxRetries int
+	// Effort is one of Efforts: how hard the model works. With it and no
+	// ThinkingBudget, the model thinks adaptively.
+	Effort string
+	// ThinkingBudget, at least MinThinkingBudget, turns extended thinking
+	// on with that many tokens; MaxTokens is raised above it when needed.
+	ThinkingBudget int
 }
+
+// Origin marks the thinking blocks this driver writes and replays.
+const Origin = "anthropic"
+
+// Efforts are the efforts the Messages API takes, in increasing order.
+var Efforts = []string{"low", "medium", "high", "xhigh", "max"}
+
+// MinThinkingBudget is the smallest thinking budget the API takes.
+const MinThinkingBudget = 1024
 
 // Model talks to the Messages API. It is safe for concurrent use.
 type Model struct {
 	client    sdk.Client
 	model     string
 	maxTokens int64
+	effort    string
+	budget    int64
 }
 
 var (
@@ -73,7 +91,27 @@ func New(opts Options) (*Model, error) {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	return &Model{client: sdk.NewClient(ro...), model: opts.Model, maxTokens: maxTokens}, nil
+	if err := checkReasoning(opts); err != nil {
+		return nil, err
+	}
+	budget := int64(opts.ThinkingBudget)
+	if budget > 0 && maxTokens <= budget {
+		maxTokens = budget + DefaultMaxTokens // the answer's room comes on top of the thinking's
+	}
+	return &Model{client: sdk.NewClient(ro...), model: opts.Model, maxTokens: maxTokens, effort: opts.Effort, budget: budget}, nil
+}
+
+// checkReasoning refuses an effort or a budget the API does not take.
+func checkReasoning(opts Options) error {
+	if opts.Effort != "" && !slices.Contains(Efforts, opts.Effort) {
+		return &contracts.SettingError{Setting: contracts.ModelEffort,
+			Err: fmt.Errorf("anthropic takes %s, not %q", contracts.OrList(Efforts), opts.Effort)}
+	}
+	if opts.ThinkingBudget != 0 && opts.ThinkingBudget < MinThinkingBudget {
+		return &contracts.SettingError{Setting: contracts.ModelThinkingBudget,
+			Err: fmt.Errorf("anthropic takes at least %d tokens, not %d", MinThinkingBudget, opts.ThinkingBudget)}
+	}
+	return nil
 }
 
 // Complete sends req and returns the assistant's turn.

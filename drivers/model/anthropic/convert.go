@@ -13,6 +13,15 @@ import (
 // params builds the request body for req.
 func (m *Model) params(req contracts.ModelRequest) (sdk.MessageNewParams, error) {
 	p := sdk.MessageNewParams{Model: m.model, MaxTokens: m.maxTokens}
+	switch {
+	case m.budget > 0:
+		p.Thinking = sdk.ThinkingConfigParamOfEnabled(m.budget)
+	case m.effort != "":
+		p.Thinking = sdk.ThinkingConfigParamUnion{OfAdaptive: &sdk.ThinkingConfigAdaptiveParam{}}
+	}
+	if m.effort != "" {
+		p.OutputConfig = sdk.OutputConfigParam{Effort: sdk.OutputConfigEffort(m.effort)}
+	}
 	if req.System != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
@@ -42,7 +51,7 @@ func toMessage(msg contracts.Message) (sdk.MessageParam, error) {
 		case contracts.BlockThinking:
 			// The API accepts a thinking block back only with its
 			// signature; one without it cannot be replayed.
-			if b.Signature != "" {
+			if b.Signature != "" && b.ID == "" && (b.Origin == "" || b.Origin == Origin) {
 				blocks = append(blocks, sdk.NewThinkingBlock(b.Signature, b.Text))
 			}
 		case contracts.BlockToolUse:
@@ -90,7 +99,7 @@ func fromMessage(msg *sdk.Message) (contracts.ModelResponse, error) {
 		case contracts.BlockText:
 			out.Content = append(out.Content, contracts.Block{Type: contracts.BlockText, Text: cb.Text})
 		case contracts.BlockThinking:
-			out.Content = append(out.Content, contracts.Block{Type: contracts.BlockThinking, Text: cb.Thinking, Signature: cb.Signature})
+			out.Content = append(out.Content, contracts.Block{Type: contracts.BlockThinking, Text: cb.Thinking, Signature: cb.Signature, Origin: Origin})
 		case contracts.BlockToolUse:
 			out.Content = append(out.Content, toolUseBlock(cb))
 		}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,9 +35,15 @@ type Options struct {
 	// Env is the CLI's environment; nil inherits this process's, where
 	// the CLI finds its login (HOME) or a key.
 	Env []string
+	// Effort is one of Efforts: how hard the CLI's model works; empty
+	// leaves it to the CLI.
+	Effort string
 	// Session bounds the turns and conversations; its Name is set here.
 	Session contracts.SessionOptions
 }
+
+// Efforts are the efforts the CLI takes, in increasing order.
+var Efforts = []string{"low", "medium", "high", "xhigh", "max"}
 
 // New returns a ModelService that runs the claude CLI, or a clear error
 // when the CLI is missing.
@@ -46,6 +54,10 @@ func New(opts Options) (*contracts.SessionModel, error) {
 	path, err := agentcli.Lookup(opts.Command, Install+"` and run `claude login")
 	if err != nil {
 		return nil, fmt.Errorf("claude-cli model: %w", err)
+	}
+	if opts.Effort != "" && !slices.Contains(Efforts, opts.Effort) {
+		return nil, &contracts.SettingError{Setting: contracts.ModelEffort,
+			Err: fmt.Errorf("claude-cli takes %s, not %q", contracts.OrList(Efforts), opts.Effort)}
 	}
 	opts.Session.Name = "claude-cli model"
 	return contracts.NewSessionModel(&backend{path: path, opts: opts}, opts.Session), nil
@@ -69,10 +81,11 @@ func (b *backend) Turn(ctx context.Context, turn contracts.SessionTurn, sink con
 		return "", err
 	}
 	defer cleanup()
-	args, err := b.args(turn, tools)
+	config, err := writeMCPConfig(dir, tools)
 	if err != nil {
 		return "", err
 	}
+	args := b.args(turn, config)
 	out := &output{sink: sink, tools: tools}
 	stderr, err := agentcli.Run(ctx, agentcli.Command{Path: b.path, Args: args, Dir: dir, Env: b.env(), Stdin: turn.Prompt}, out.line)
 	if err == nil {
@@ -89,28 +102,42 @@ func (b *backend) Turn(ctx context.Context, turn contracts.SessionTurn, sink con
 	return out.session, nil
 }
 
-// args are the CLI's arguments: print mode with JSON events, the turn's
-// system prompt, only the kernel's MCP server and none of the CLI's own
-// tools, and the session to resume.
-func (b *backend) args(turn contracts.SessionTurn, tools *agentcli.ToolServer) ([]string, error) {
-	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{agentcli.ServerName: map[string]any{
+// writeMCPConfig writes the CLI's MCP configuration, which holds the
+// server's token, to a file only this user reads (a command line is
+// visible to every user of the machine) and returns its path.
+func writeMCPConfig(dir string, tools *agentcli.ToolServer) (string, error) {
+	raw, err := json.Marshal(map[string]any{"mcpServers": map[string]any{agentcli.ServerName: map[string]any{
 		"type": "http", "url": tools.URL, "headers": map[string]string{"Authorization": "Bearer " + tools.Token},
 	}}})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
+	path := filepath.Join(dir, ".mcp-config.json")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		return "", fmt.Errorf("write the MCP configuration: %w", err)
+	}
+	return path, nil
+}
+
+// args are the CLI's arguments: print mode with JSON events, the turn's
+// system prompt, only the kernel's MCP server (its configuration file)
+// and none of the CLI's own tools, and the session to resume.
+func (b *backend) args(turn contracts.SessionTurn, mcpConfig string) []string {
 	args := []string{"-p", "--output-format", "stream-json", "--verbose",
 		"--system-prompt", turn.System,
-		"--mcp-config", string(mcpConfig), "--strict-mcp-config",
+		"--mcp-config", mcpConfig, "--strict-mcp-config",
 		"--tools", "", "--allowedTools", "mcp__" + agentcli.ServerName,
 		"--setting-sources", "", "--disable-slash-commands"}
 	if b.opts.Model != "" {
 		args = append(args, "--model", b.opts.Model)
 	}
+	if b.opts.Effort != "" {
+		args = append(args, "--effort", b.opts.Effort)
+	}
 	if turn.Resume != "" {
 		args = append(args, "--resume", turn.Resume)
 	}
-	return args, nil
+	return args
 }
 
 func (b *backend) env() []string {

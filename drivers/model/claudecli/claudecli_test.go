@@ -117,3 +117,17 @@ func TestLoginAndInstallErrors(t *testing.T) {
 		t.Fatalf("a missing CLI = %v, want an error naming %q", err, claudecli.Install)
 	}
 }
+
+// TestLiveClaudeCLI runs a tool round trip on the claude CLI's own login
+// when SMS_LIVE_MODELS=1 (after `claude login`).
+func TestLiveClaudeCLI(t *testing.T) {
+	if os.Getenv("SMS_LIVE_MODELS") != "1" {
+		t.Skip("set SMS_LIVE_MODELS=1 to run the claude CLI on your login")
+	}
+	m, err := claudecli.New(claudecli.Options{Command: os.Getenv("SMS_CLAUDE_CLI")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	modeltest.Live(t, m)
+}

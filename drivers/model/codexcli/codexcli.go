@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,9 +37,15 @@ type Options struct {
 	// Env is the CLI's environment; nil inherits this process's, where
 	// the CLI finds its login (CODEX_HOME or HOME).
 	Env []string
+	// Effort is one of Efforts: how hard the CLI's model works; empty
+	// leaves it to the CLI.
+	Effort string
 	// Session bounds the turns and conversations; its Name is set here.
 	Session contracts.SessionOptions
 }
+
+// Efforts are the efforts the CLI takes, in increasing order.
+var Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 
 // New returns a ModelService that runs `codex exec`, or a clear error
 // when the CLI is missing.
@@ -49,6 +56,10 @@ func New(opts Options) (*contracts.SessionModel, error) {
 	path, err := agentcli.Lookup(opts.Command, Install+"` and run `codex login")
 	if err != nil {
 		return nil, fmt.Errorf("codex-cli model: %w", err)
+	}
+	if opts.Effort != "" && !slices.Contains(Efforts, opts.Effort) {
+		return nil, &contracts.SettingError{Setting: contracts.ModelEffort,
+			Err: fmt.Errorf("codex-cli takes %s, not %q", contracts.OrList(Efforts), opts.Effort)}
 	}
 	opts.Session.Name = "codex-cli model"
 	return contracts.NewSessionModel(&backend{path: path, opts: opts}, opts.Session), nil
@@ -113,6 +124,9 @@ func (b *backend) args(turn contracts.SessionTurn, tools *agentcli.ToolServer, d
 	}
 	if b.opts.Model != "" {
 		set("model", tomlString(b.opts.Model))
+	}
+	if b.opts.Effort != "" {
+		set("model_reasoning_effort", tomlString(b.opts.Effort))
 	}
 	if turn.Resume != "" {
 		return append(args, turn.Resume, "-")

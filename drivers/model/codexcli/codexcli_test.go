@@ -96,3 +96,17 @@ func TestLoginAndInstallErrors(t *testing.T) {
 		t.Fatalf("a missing CLI = %v, want an error naming %q", err, codexcli.Install)
 	}
 }
+
+// TestLiveCodexCLI runs a tool round trip on the codex CLI's own login
+// when SMS_LIVE_MODELS=1 (after `codex login`).
+func TestLiveCodexCLI(t *testing.T) {
+	if os.Getenv("SMS_LIVE_MODELS") != "1" {
+		t.Skip("set SMS_LIVE_MODELS=1 to run the codex CLI on your login")
+	}
+	m, err := codexcli.New(codexcli.Options{Command: os.Getenv("SMS_CODEX_CLI")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	modeltest.Live(t, m)
+}

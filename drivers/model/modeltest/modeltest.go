@@ -166,3 +166,31 @@ func sameShape(a, b contracts.ModelResponse) bool {
 	}
 	return reflect.DeepEqual(strip(a), strip(b))
 }
+
+// Live runs one tool round trip against a real model: asked to, it calls
+// the overdue tool, gets two invoices back, and answers in text. Tests
+// named TestLive… call it with SMS_LIVE_MODELS=1 and a login or a key.
+func Live(t *testing.T, m contracts.ModelService) {
+	t.Helper()
+	req := contracts.ModelRequest{
+		System: "You are a test. Use the tools you are given when asked to.",
+		Messages: []contracts.Message{{Role: contracts.RoleUser, Content: []contracts.Block{{Type: contracts.BlockText,
+			Text: `Call the overdue tool with {"min":100}, then tell me how many invoices it returned.`}}}},
+		Tools: request.Tools,
+	}
+	first, err := m.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	use := toolUse(first)
+	if use == nil || use.Name != "overdue" {
+		t.Fatalf("live first answer = %+v, want a call of overdue", first)
+	}
+	req.Messages = append(req.Messages, contracts.Message{Role: contracts.RoleAssistant, Content: first.Content},
+		contracts.Message{Role: contracts.RoleUser, Content: []contracts.Block{{Type: contracts.BlockToolResult,
+			ToolUseID: use.ID, Content: `[{"id":1},{"id":2}]`}}})
+	second, err := m.Complete(context.Background(), req)
+	if err != nil || text(second) == "" {
+		t.Fatalf("live answer after the tool result = %+v, %v; want text", second, err)
+	}
+}

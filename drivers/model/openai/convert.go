@@ -33,7 +33,7 @@ func toItems(msg contracts.Message) ([]responses.ResponseInputItemUnionParam, er
 		case contracts.BlockText:
 			out = append(out, responses.ResponseInputItemParamOfMessage(b.Text, role))
 		case contracts.BlockThinking:
-			if b.ID == "" {
+			if b.ID == "" || (b.Origin != "" && b.Origin != Origin) {
 				continue // thinking from another provider cannot be replayed here
 			}
 			summary := []responses.ResponseReasoningItemSummaryParam{}
@@ -138,7 +138,7 @@ func fromRaw(raw string) (contracts.ModelResponse, error) {
 				parts = append(parts, s.Text)
 			}
 			out.Content = append(out.Content, contracts.Block{Type: contracts.BlockThinking,
-				Text: strings.Join(parts, "\n"), ID: item.ID, Signature: item.Encrypted})
+				Text: strings.Join(parts, "\n"), ID: item.ID, Signature: item.Encrypted, Origin: Origin})
 		case "function_call":
 			args := json.RawMessage(item.Arguments)
 			if len(args) == 0 {

@@ -9,7 +9,8 @@ var Driver = contracts.ModelDriver{
 	DriverInfo: contracts.DriverInfo{Name: "openai", Help: "the Responses API"},
 	Needs:      []contracts.ModelNeed{{Setting: contracts.ModelName}},
 	KeyEnv:     []string{"OPENAI_API_KEY"},
+	Efforts:    Efforts,
 	Open: func(s contracts.ModelSettings) (contracts.ModelService, error) {
-		return New(Options{APIKey: s.Key, BaseURL: s.BaseURL, Model: s.Name})
+		return New(Options{APIKey: s.Key, BaseURL: s.BaseURL, Model: s.Name, Effort: s.Effort})
 	},
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"slices"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/sms-baseline/sms/contracts"
 )
@@ -29,13 +31,23 @@ type Options struct {
 	// MaxRetries is how often a rate limit or server error is retried; zero
 	// keeps the client's default (2) and a negative value disables retries.
 	MaxRetries int
+	// Effort is one of Efforts: how hard a reasoning model works. With
+	// it, the model's reasoning summaries come back as thinking.
+	Effort string
 }
+
+// Origin marks the thinking blocks this driver writes and replays.
+const Origin = "openai"
+
+// Efforts are the efforts the Responses API takes, in increasing order.
+var Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
 
 // Model talks to the Responses API. It is safe for concurrent use.
 type Model struct {
 	client    openai.Client
 	model     string
 	maxTokens int64
+	effort    string
 }
 
 var (
@@ -63,7 +75,11 @@ func New(opts Options) (*Model, error) {
 	case opts.MaxRetries > 0:
 		ro = append(ro, option.WithMaxRetries(opts.MaxRetries))
 	}
-	return &Model{client: openai.NewClient(ro...), model: opts.Model, maxTokens: int64(opts.MaxTokens)}, nil
+	if opts.Effort != "" && !slices.Contains(Efforts, opts.Effort) {
+		return nil, &contracts.SettingError{Setting: contracts.ModelEffort,
+			Err: fmt.Errorf("openai takes %s, not %q", contracts.OrList(Efforts), opts.Effort)}
+	}
+	return &Model{client: openai.NewClient(ro...), model: opts.Model, maxTokens: int64(opts.MaxTokens), effort: opts.Effort}, nil
 }
 
 // Complete sends req and returns the assistant's turn.
@@ -90,12 +106,17 @@ func (m *Model) Stream(ctx context.Context, req contracts.ModelRequest) iter.Seq
 		}
 		stream := m.client.Responses.NewStreaming(ctx, params)
 		defer func() { _ = stream.Close() }()
-		final := ""
+		final, thought := "", false
 		for stream.Next() {
 			ev := stream.Current()
 			switch ev.Type {
 			case "response.output_text.delta":
 				if ev.Delta != "" && !yield(contracts.StreamEvent{Type: contracts.EventTextDelta, Text: ev.Delta}, nil) {
+					return
+				}
+			case "response.reasoning_summary_text.delta":
+				thought = true
+				if ev.Delta != "" && !yield(contracts.StreamEvent{Type: contracts.EventThinkingDelta, Text: ev.Delta}, nil) {
 					return
 				}
 			case "response.completed", "response.incomplete", "response.failed":
@@ -119,7 +140,8 @@ func (m *Model) Stream(ctx context.Context, req contracts.ModelRequest) iter.Seq
 			return
 		}
 		for _, ev := range contracts.ResponseEvents(resp) {
-			if ev.Type != contracts.EventTextDelta && !yield(ev, nil) {
+			streamed := ev.Type == contracts.EventTextDelta || (thought && ev.Type == contracts.EventThinkingDelta)
+			if !streamed && !yield(ev, nil) {
 				return
 			}
 		}
@@ -142,6 +164,9 @@ func (m *Model) params(req contracts.ModelRequest) (responses.ResponseNewParams,
 		Include: []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}}
 	if m.maxTokens > 0 {
 		p.MaxOutputTokens = openai.Int(m.maxTokens)
+	}
+	if m.effort != "" {
+		p.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(m.effort), Summary: shared.ReasoningSummaryAuto}
 	}
 	if req.System != "" {
 		p.Instructions = openai.String(req.System)

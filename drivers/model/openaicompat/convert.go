@@ -17,6 +17,9 @@ func (m *Model) params(req contracts.ModelRequest) (openai.ChatCompletionNewPara
 	if m.maxTokens > 0 {
 		p.MaxTokens = openai.Int(m.maxTokens)
 	}
+	if rs := m.reasoningSetting(); rs != nil {
+		p.SetExtraFields(map[string]any{"reasoning": rs})
+	}
 	if req.System != "" {
 		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
 	}
@@ -45,7 +48,8 @@ func (m *Model) params(req contracts.ModelRequest) (openai.ChatCompletionNewPara
 
 // toMessages maps one message: a user turn's tool results become role
 // "tool" messages, its text one user message; an assistant turn becomes
-// one message with its text and tool calls. Thinking is not replayed.
+// one message with its text and tool calls, and the reasoning details of
+// its thinking (this driver's only) that the provider needs back.
 func toMessages(msg contracts.Message) ([]openai.ChatCompletionMessageParamUnion, error) {
 	var out []openai.ChatCompletionMessageParamUnion
 	var text strings.Builder
@@ -79,6 +83,13 @@ func toMessages(msg contracts.Message) ([]openai.ChatCompletionMessageParamUnion
 		}
 	case contracts.RoleAssistant:
 		a := openai.ChatCompletionAssistantMessageParam{ToolCalls: calls}
+		details, err := replayDetails(msg.Content)
+		if err != nil {
+			return nil, err
+		}
+		if details != nil {
+			a.SetExtraFields(map[string]any{"reasoning_details": details})
+		}
 		if text.Len() > 0 {
 			a.Content.OfString = openai.String(text.String())
 		}
@@ -94,15 +105,16 @@ type call struct{ id, name, args string }
 
 // accumulator assembles a streamed choice.
 type accumulator struct {
-	text   strings.Builder
-	calls  []call
-	finish string
+	text      strings.Builder
+	reasoning reasoning
+	calls     []call
+	finish    string
 }
 
-// add folds chunk in and returns its text delta.
-func (a *accumulator) add(chunk openai.ChatCompletionChunk) string {
+// add folds chunk in and returns its text and reasoning deltas.
+func (a *accumulator) add(chunk openai.ChatCompletionChunk) (string, string) {
 	if len(chunk.Choices) == 0 {
-		return ""
+		return "", ""
 	}
 	c := chunk.Choices[0]
 	if c.FinishReason != "" {
@@ -120,12 +132,15 @@ func (a *accumulator) add(chunk openai.ChatCompletionChunk) string {
 		a.calls[i].args += tc.Function.Arguments
 	}
 	a.text.WriteString(c.Delta.Content)
-	return c.Delta.Content
+	return c.Delta.Content, a.reasoning.addDelta(c.Delta.RawJSON())
 }
 
 // response builds the contracts response of a choice.
-func response(text string, calls []call, finish string) (contracts.ModelResponse, error) {
+func response(r *reasoning, text string, calls []call, finish string) (contracts.ModelResponse, error) {
 	out := contracts.ModelResponse{StopReason: contracts.StopEndTurn}
+	if b, ok := r.block(); ok {
+		out.Content = append(out.Content, b)
+	}
 	if text != "" {
 		out.Content = append(out.Content, contracts.Block{Type: contracts.BlockText, Text: text})
 	}

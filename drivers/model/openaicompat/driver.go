@@ -15,12 +15,15 @@ var Driver = contracts.ModelDriver{
 		{Setting: contracts.ModelName},
 		{Setting: contracts.ModelBaseURL, Hint: "(OpenRouter, or a local server such as Ollama or vLLM)"},
 	},
-	KeyEnv:      []string{"OPENROUTER_API_KEY", "OPENAI_API_KEY"},
-	KeyOptional: true,
+	KeyEnv:         []string{"OPENROUTER_API_KEY", "OPENAI_API_KEY"},
+	KeyOptional:    true,
+	Efforts:        Efforts,
+	ThinkingBudget: true,
 	Open: func(s contracts.ModelSettings) (contracts.ModelService, error) {
 		if s.Key == "" {
 			s.Key = NoKey
 		}
-		return New(Options{APIKey: s.Key, BaseURL: s.BaseURL, Model: s.Name})
+		return New(Options{APIKey: s.Key, BaseURL: s.BaseURL, Model: s.Name, Effort: s.Effort,
+			ThinkingBudget: s.ThinkingBudget, AppName: s.AppName, SiteURL: s.SiteURL})
 	},
 }

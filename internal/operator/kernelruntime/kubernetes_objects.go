@@ -162,7 +162,7 @@ func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 		}
 	}
 	if m := t.Spec.Model; m != nil {
-		cfg.Model = kernelconfig.Model{Provider: string(m.Provider), Name: m.Name, BaseURL: m.BaseURL}
+		cfg.Model = ModelConfig(m)
 		if m.Provider == smsv1.ModelScripted {
 			if m.ScriptConfigMapRef == nil {
 				return cfg, errors.New("spec.model.scriptConfigMapRef is required for the scripted model")
@@ -406,3 +406,11 @@ const KernelAdminPort = 8788
 // KernelName is the name of a tenant's kernel StatefulSet and Service;
 // its pod is KernelName(tenant)+"-0".
 func KernelName(tenant string) string { return tenant + "-kernel" }
+
+// ModelConfig is the kernel's model configuration for a Tenant's model:
+// every field but the key and script files, which each runtime places
+// where it keeps them. Both runtimes read the spec through it.
+func ModelConfig(m *smsv1.TenantModel) kernelconfig.Model {
+	return kernelconfig.Model{Provider: string(m.Provider), Name: m.Name, BaseURL: m.BaseURL,
+		Effort: m.Effort, ThinkingBudget: int(m.ThinkingBudget)}
+}

@@ -30,3 +30,17 @@ func TestKubernetesSandboxIdle(t *testing.T) {
 		t.Errorf("flag sandbox-idle = %q for a tenant without spec.sandboxIdle, want none", f["sandbox-idle"])
 	}
 }
+
+// spec.model's effort and thinking budget reach the kernel's flags.
+// Seen failing with ModelConfig leaving them out.
+func TestKubernetesModelReasoning(t *testing.T) {
+	testenv.Need(t)
+	tenant := k8sTenant(t, "reasoning", func(s *smsv1.TenantSpec) {
+		s.Model = &smsv1.TenantModel{Provider: smsv1.ModelAnthropic, Name: "m", Effort: "high", ThinkingBudget: 4096}
+	})
+	k8sEnsure(t, tenant)
+	sts, _ := k8sObjects(t, tenant)
+	if f := k8sFlags(t, k8sContainer(t, sts).Args); f["model-effort"] != "high" || f["model-thinking-budget"] != "4096" {
+		t.Errorf("flags model-effort %q, model-thinking-budget %q; want high and 4096", f["model-effort"], f["model-thinking-budget"])
+	}
+}

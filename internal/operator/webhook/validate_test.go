@@ -258,3 +258,37 @@ func TestTenantObjects(t *testing.T) {
 	must(t, env.Client.Create(t.Context(), tenant))
 	must(t, env.Client.Delete(t.Context(), tenant))
 }
+
+// TestTenantModelReasoning: the API server refuses an effort or a
+// thinking budget the Tenant's provider does not take, as the kernel
+// would. Seen failing without the effort rule on TenantModel (anthropic
+// with effort minimal was stored).
+func TestTenantModelReasoning(t *testing.T) {
+	testenv.Need(t)
+	for _, c := range []struct {
+		model smsv1.TenantModel
+		want  string
+	}{
+		{smsv1.TenantModel{Provider: smsv1.ModelAnthropic, Name: "m", Effort: "minimal"}, "not an effort this provider takes"},
+		{smsv1.TenantModel{Provider: smsv1.ModelScripted, Effort: "low"}, "not an effort this provider takes"},
+		{smsv1.TenantModel{Provider: smsv1.ModelOpenAI, Name: "m", ThinkingBudget: 4000}, "anthropic and openaicompat providers only"},
+		{smsv1.TenantModel{Provider: smsv1.ModelAnthropic, Name: "m", ThinkingBudget: 500}, "at least 1024 tokens"},
+		{smsv1.TenantModel{Provider: smsv1.ModelOpenAICompat, Name: "m", Effort: "low", ThinkingBudget: 4000}, "not both"},
+		{smsv1.TenantModel{Provider: "gpt-oauth", Name: "m"}, `Unsupported value: "gpt-oauth"`},
+	} {
+		tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "reasoning", Namespace: "default"},
+			Spec: smsv1.TenantSpec{Model: &c.model}}
+		err := env.Client.Create(t.Context(), tenant)
+		if err == nil {
+			_ = env.Client.Delete(t.Context(), tenant)
+			t.Fatalf("%+v was accepted", c.model)
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%+v: %v, want %q", c.model, err, c.want)
+		}
+	}
+	tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "reasoning", Namespace: "default"},
+		Spec: smsv1.TenantSpec{Model: &smsv1.TenantModel{Provider: smsv1.ModelAnthropic, Name: "m", Effort: "max", ThinkingBudget: 2048}}}
+	must(t, env.Client.Create(t.Context(), tenant))
+	must(t, env.Client.Delete(t.Context(), tenant))
+}

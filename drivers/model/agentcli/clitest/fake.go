@@ -33,6 +33,7 @@ type Fake struct {
 	ids   int
 	seen  []json.RawMessage
 	down  int // status to answer every request with, when non-zero
+	check func(*http.Request) int
 }
 
 func newFake(t TB, turns [][]contracts.Block) *Fake {
@@ -42,8 +43,11 @@ func newFake(t TB, turns [][]contracts.Block) *Fake {
 func (f *Fake) serve(h http.Handler) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		down := f.down
+		down, check := f.down, f.check
 		f.mu.Unlock()
+		if check != nil && down == 0 {
+			down = check(r)
+		}
 		if down != 0 {
 			http.Error(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, down)
 			return
@@ -60,6 +64,14 @@ func (f *Fake) Refuse(status int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.down = status
+}
+
+// Check makes the fake ask check about every request first: a non-zero
+// status refuses it with that status, as a provider refuses a login.
+func (f *Fake) Check(check func(*http.Request) int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.check = check
 }
 
 // Requests returns the bodies of the agent loop's requests so far.

@@ -264,7 +264,9 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 	}
 	switch m := t.Spec.Model; {
 	case m != nil:
-		cfg.Model.Provider, cfg.Model.Name, cfg.Model.BaseURL = string(m.Provider), m.Name, m.BaseURL
+		key, script := cfg.Model.KeyFile, cfg.Model.Script
+		cfg.Model = kernelruntime.ModelConfig(m)
+		cfg.Model.KeyFile, cfg.Model.Script = key, script
 	case l.opts.DefaultModel.Provider != "":
 		cfg.Model = l.opts.DefaultModel
 	default:

@@ -179,3 +179,19 @@ func TestLocalSandboxIdle(t *testing.T) {
 		t.Errorf("SandboxIdle = %s, want -1s", cfg.SandboxIdle)
 	}
 }
+
+// spec.model's effort and thinking budget reach the local kernel's
+// configuration, beside the key file the runtime places. Seen failing
+// with ModelConfig leaving them out.
+func TestLocalModelReasoning(t *testing.T) {
+	l := New(Options{Dir: t.TempDir()})
+	tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"},
+		Spec: smsv1.TenantSpec{Model: &smsv1.TenantModel{Provider: smsv1.ModelAnthropic, Name: "m", Effort: "max", ThinkingBudget: 2048}}}
+	cfg, err := l.config(t.TempDir(), kernelruntime.Spec{Tenant: tenant, ModelKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Model.Effort != "max" || cfg.Model.ThinkingBudget != 2048 || cfg.Model.KeyFile == "" {
+		t.Errorf("Model = %+v, want effort max, budget 2048 and a key file", cfg.Model)
+	}
+}
