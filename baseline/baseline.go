@@ -53,6 +53,10 @@ type Options struct {
 	// Model is the tenant's model. When set, a plugin provides it under
 	// contracts.ModelKey and the chat agent (agentloop) is installed.
 	Model contracts.ModelService
+	// OnClose, when set, runs once at Close, after the store closes: it
+	// releases what the caller made to live as long as the kernel (the
+	// processes of a CLI model).
+	OnClose func() error
 	// ORM configures the ORM plugin; its ContextOf says which user a
 	// request or chat turn acts for (the default: anonymous, and only a
 	// guard decides).
@@ -99,6 +103,7 @@ type Baseline struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	onClose   func() error
 }
 
 // systemPlugins returns the system plugins in install order.
@@ -194,7 +199,7 @@ func New(ctx context.Context, opts Options) (*Baseline, error) {
 	if opts.Executor == nil {
 		opts.Executor = gojaexec.New(gojaexec.Options{Logger: opts.Logger})
 	}
-	b := &Baseline{Store: opts.Store}
+	b := &Baseline{Store: opts.Store, onClose: opts.OnClose}
 	b.Kernel = kernel.New(kernel.Options{Name: opts.Name, Log: opts.Store.Log(), Blobs: opts.Store.Blobs(),
 		Executor: opts.Executor, Logger: opts.Logger, Fault: opts.Fault})
 	if err := b.boot(ctx, opts); err != nil {
@@ -276,6 +281,9 @@ func (b *Baseline) Close() error {
 	b.closeOnce.Do(func() {
 		if b.Store != nil {
 			b.closeErr = b.Store.Close()
+		}
+		if b.onClose != nil {
+			b.closeErr = errors.Join(b.closeErr, b.onClose())
 		}
 	})
 	return b.closeErr

@@ -94,3 +94,18 @@ func TestTick(t *testing.T) {
 		t.Fatalf("job ran %d times, want 2 (first tick and one minute later)", runs)
 	}
 }
+
+// OnClose runs once, at the first Close: a CLI model's running turns stop
+// with the kernel. Seen failing with Close ignoring OnClose.
+func TestCloseRunsOnCloseOnce(t *testing.T) {
+	calls := 0
+	b, err := baseline.New(context.Background(), baseline.Options{OnClose: func() error { calls++; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Close()
+	_ = b.Close()
+	if calls != 1 {
+		t.Fatalf("OnClose ran %d times, want once", calls)
+	}
+}

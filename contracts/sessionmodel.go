@@ -18,6 +18,7 @@ const (
 	DefaultSessionToolWait         = 10 * time.Minute
 	DefaultSessionMaxPrior         = 64 << 10
 	DefaultSessionAbandonAfter     = 2 * time.Minute
+	DefaultSessionMaxTurn          = 30 * time.Minute
 )
 
 // SessionOptions configures a SessionModel.
@@ -43,6 +44,10 @@ type SessionOptions struct {
 	// place, stops it (a loop that hit its step limit never answers).
 	// Zero means DefaultSessionAbandonAfter.
 	AbandonAfter time.Duration
+	// MaxTurn bounds a whole CLI turn, tool calls included: past it the
+	// CLI is stopped and the call fails. Zero means
+	// DefaultSessionMaxTurn.
+	MaxTurn time.Duration
 }
 
 // SessionModel is a ModelService over an agent CLI's SessionBackend, one
@@ -78,6 +83,9 @@ func NewSessionModel(backend SessionBackend, opts SessionOptions) *SessionModel 
 	if opts.AbandonAfter <= 0 {
 		opts.AbandonAfter = DefaultSessionAbandonAfter
 	}
+	if opts.MaxTurn <= 0 {
+		opts.MaxTurn = DefaultSessionMaxTurn
+	}
 	if opts.Name == "" {
 		opts.Name = "session model"
 	}
@@ -94,6 +102,7 @@ type conversation struct {
 	next   int    // the message count of the next turn continuing it: this turn's, its reply and the new message
 	live   *liveTurn
 	asked  time.Time // when the live turn's last tool call went to the agent loop
+	users  int       // calls holding it, under SessionModel.mu: it is not forgotten while any does
 }
 
 // Complete continues the conversation's running turn with the tool
@@ -108,6 +117,7 @@ func (m *SessionModel) Complete(ctx context.Context, req ModelRequest) (ModelRes
 		return ModelResponse{}, fmt.Errorf("%s: a request must end with a user message", m.opts.Name)
 	}
 	c := m.conversation(ConversationOf(ctx), req)
+	defer m.release(c)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	last := req.Messages[n-1]
@@ -157,7 +167,15 @@ func (m *SessionModel) conversation(id string, req ModelRequest) *conversation {
 		m.convs[id] = c
 	}
 	c.used = time.Now()
+	c.users++
 	return c
+}
+
+// release ends a call's hold on c.
+func (m *SessionModel) release(c *conversation) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c.users--
 }
 
 // forgetOldest drops the least recently used conversation without a live
@@ -166,7 +184,7 @@ func (m *SessionModel) forgetOldest() {
 	var oldest string
 	var at time.Time
 	for id, c := range m.convs {
-		if !c.mu.TryLock() {
+		if c.users > 0 || !c.mu.TryLock() {
 			continue
 		}
 		idle := c.live == nil
@@ -188,11 +206,16 @@ func (m *SessionModel) begin(c *conversation, req ModelRequest) error {
 			m.opts.Name, m.opts.MaxLive)
 	}
 	n := len(req.Messages)
-	turn := SessionTurn{System: req.System, Tools: req.Tools, Prompt: textOfBlocks(req.Messages[n-1].Content)}
-	if c.resume != "" && c.system == req.System && c.next == n {
+	last := req.Messages[n-1]
+	turn := SessionTurn{System: req.System, Tools: req.Tools, Prompt: textOfBlocks(last.Content)}
+	if c.resume != "" && c.system == req.System && c.next == n && !hasResults(last) {
 		turn.Resume = c.resume
-	} else if n > 1 {
-		turn.Prompt = priorTranscript(req.Messages[:n-1], m.opts.MaxPrior) + turn.Prompt
+	} else {
+		// A new session hears the conversation so far, with the tool
+		// results the last message carries (a turn the agent loop cut
+		// at its step limit): the model must not run those tools again.
+		prior := append(req.Messages[:n-1:n-1], Message{Role: last.Role, Content: nonText(last.Content)})
+		turn.Prompt = priorTranscript(prior, m.opts.MaxPrior) + turn.Prompt
 	}
 	c.resume = ""
 	c.live = m.run(turn)
@@ -260,6 +283,11 @@ func (m *SessionModel) await(ctx context.Context, c *conversation, req ModelRequ
 		case <-ctx.Done():
 			m.stop(c)
 			return ModelResponse{}, fmt.Errorf("%s: %w", m.opts.Name, ctx.Err())
+		case <-t.done:
+			// The turn ended without a word: it ran past MaxTurn.
+			c.live = nil
+			<-m.slots
+			return ModelResponse{}, fmt.Errorf("%s: the turn was stopped after %s: %w", m.opts.Name, m.opts.MaxTurn, t.ctx.Err())
 		case ev := <-t.events:
 			if ev.call != nil {
 				t.pending[ev.call.ID] = ev.reply
@@ -284,6 +312,25 @@ func (m *SessionModel) await(ctx context.Context, c *conversation, req ModelRequ
 
 // errTurnEnded is what a tool call still waiting when its turn ends gets.
 var errTurnEnded = errors.New("the turn ended before the tool call was answered")
+
+func hasResults(msg Message) bool {
+	for _, b := range msg.Content {
+		if b.Type == BlockToolResult {
+			return true
+		}
+	}
+	return false
+}
+
+func nonText(blocks []Block) []Block {
+	var out []Block
+	for _, b := range blocks {
+		if b.Type != BlockText {
+			out = append(out, b)
+		}
+	}
+	return out
+}
 
 func textOfBlocks(blocks []Block) string {
 	var s string

@@ -102,8 +102,9 @@ func runTurn(t *testing.T, m *contracts.SessionModel, conv string, req contracts
 
 // The next turn of a conversation resumes the CLI's session while the
 // system prompt and the history are the same; otherwise it starts a new
-// one whose prompt carries the conversation so far. Seen failing with the
-// system prompt left out of the check.
+// one whose prompt carries the conversation so far. Tool call ids never
+// repeat across turns. Seen failing with the system prompt left out of
+// the check, and with the ids' random prefix removed.
 func TestSessionResumesOnlyTheSameConversation(t *testing.T) {
 	b := callingBackend()
 	m := contracts.NewSessionModel(b, contracts.SessionOptions{})
@@ -118,15 +119,19 @@ func TestSessionResumesOnlyTheSameConversation(t *testing.T) {
 	if got.Resume != "" || !strings.Contains(got.Prompt, "how many?") || !strings.HasSuffix(got.Prompt, "and then?") {
 		t.Fatalf("turn after a new system prompt = %+v, want a new session whose prompt carries the conversation", got)
 	}
-	runTurn(t, m, "c2", contracts.ModelRequest{System: "s", Messages: []contracts.Message{user("hi")}})
+	other := runTurn(t, m, "c2", contracts.ModelRequest{System: "s", Messages: []contracts.Message{user("hi")}})
 	if got := b.turn(3); got.Resume != "" {
 		t.Fatalf("another conversation's turn resumed %q", got.Resume)
+	}
+	if a, b := msgs[1].Content[1].ID, other[1].Content[1].ID; a == b {
+		t.Fatalf("two turns' tool calls share the id %s", a)
 	}
 }
 
 // A user's new message while a turn waits for a tool result stops that
-// turn's CLI and starts a new turn. Seen failing with answers accepting a
-// message that also carries text.
+// turn's CLI and starts a new turn, which hears the result. Seen failing
+// with answers accepting a message that also carries text, and with the
+// new session's transcript leaving out the last message's results.
 func TestSessionNewTextStopsTheRunningTurn(t *testing.T) {
 	stopped := make(chan error, 1)
 	b := &fakeBackend{run: func(ctx context.Context, n int, sink contracts.SessionSink) (string, error) {
@@ -150,6 +155,9 @@ func TestSessionNewTextStopsTheRunningTurn(t *testing.T) {
 	second, err := m.Complete(context.Background(), contracts.ModelRequest{Messages: msgs})
 	if err != nil || len(second.Content) != 1 || second.Content[0].Text != "fresh" {
 		t.Fatalf("second = %+v, %v; want a new turn", second, err)
+	}
+	if got := b.turn(1).Prompt; !strings.Contains(got, "tool result: 3") || !strings.HasSuffix(got, "forget it") {
+		t.Fatalf("the new turn's prompt = %q, want the tool result it must not ask for again, then the new text", got)
 	}
 	select {
 	case err := <-stopped:
@@ -213,6 +221,21 @@ func TestSessionCancelStopsTheTurn(t *testing.T) {
 	case <-ended:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the turn kept running")
+	}
+}
+
+// A turn that runs past MaxTurn is stopped even when its caller waits
+// for ever (the chat routes do not cancel a turn). Seen failing with run
+// using a context without a deadline.
+func TestSessionTurnHasADeadline(t *testing.T) {
+	b := &fakeBackend{run: func(ctx context.Context, n int, sink contracts.SessionSink) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}}
+	m := contracts.NewSessionModel(b, contracts.SessionOptions{MaxTurn: 100 * time.Millisecond})
+	_, err := m.Complete(context.Background(), contracts.ModelRequest{Messages: []contracts.Message{user("a")}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Complete = %v, want the turn's deadline", err)
 	}
 }
 

@@ -2,6 +2,8 @@ package contracts
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -32,14 +34,20 @@ type liveTurn struct {
 	pending map[string]chan ToolOutcome
 	acc     []Block
 	wait    time.Duration
-	ids     atomic.Int64
+	// idPrefix makes the tool_use ids of every turn distinct: a
+	// transcript replayed to an API driver must not repeat one.
+	idPrefix string
+	ids      atomic.Int64
 }
 
-// run starts turn on the backend and returns it live.
+// run starts turn on the backend and returns it live; it lasts at most
+// MaxTurn.
 func (m *SessionModel) run(turn SessionTurn) *liveTurn {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), m.opts.MaxTurn)
+	prefix := make([]byte, 6)
+	_, _ = rand.Read(prefix)
 	t := &liveTurn{ctx: ctx, cancel: cancel, done: make(chan struct{}), events: make(chan turnEvent),
-		pending: map[string]chan ToolOutcome{}, wait: m.opts.ToolWait}
+		pending: map[string]chan ToolOutcome{}, wait: m.opts.ToolWait, idPrefix: "toolu_cli_" + hex.EncodeToString(prefix) + "_"}
 	go func() {
 		defer close(t.done)
 		resume, err := m.backend.Turn(ctx, turn, t)
@@ -78,7 +86,7 @@ func (t *liveTurn) ToolCall(ctx context.Context, name string, input json.RawMess
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
 	}
-	call := &Block{Type: BlockToolUse, ID: fmt.Sprintf("toolu_cli_%d", t.ids.Add(1)), Name: name, Input: input}
+	call := &Block{Type: BlockToolUse, ID: fmt.Sprintf("%s%d", t.idPrefix, t.ids.Add(1)), Name: name, Input: input}
 	reply := make(chan ToolOutcome, 1)
 	if !t.send(turnEvent{call: call, reply: reply}) {
 		return ToolOutcome{}, errTurnEnded
@@ -101,17 +109,17 @@ func (t *liveTurn) ToolCall(ctx context.Context, name string, input json.RawMess
 // tool calls: tool results for pending calls and nothing else (a user's
 // new text starts a new turn instead).
 func (t *liveTurn) answers(msg Message) bool {
-	found := false
+	seen := map[string]bool{}
 	for _, b := range msg.Content {
 		if b.Type != BlockToolResult {
 			return false
 		}
-		if _, ok := t.pending[b.ToolUseID]; !ok {
+		if _, ok := t.pending[b.ToolUseID]; !ok || seen[b.ToolUseID] {
 			return false
 		}
-		found = true
+		seen[b.ToolUseID] = true
 	}
-	return found
+	return len(seen) > 0
 }
 
 // deliver hands the tool results of msg to the calls waiting for them.

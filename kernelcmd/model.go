@@ -44,6 +44,16 @@ func newModel(m Model) (contracts.ModelService, error) {
 	return model, err
 }
 
+// closeModel returns what stops a model's processes (a CLI model's
+// running turns) when the kernel closes, or nil.
+func closeModel(m contracts.ModelService) func() error {
+	c, ok := m.(interface{ Close() })
+	if !ok {
+		return nil
+	}
+	return func() error { c.Close(); return nil }
+}
+
 // checkReasoning refuses an effort or a thinking budget the driver does
 // not take.
 func checkReasoning(m Model, d contracts.ModelDriver) error {

@@ -4,6 +4,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/drivers/model/scripted"
 )
 
 // --model takes scripted with a script file and refuses anything else.
@@ -64,5 +67,18 @@ func TestNewModel(t *testing.T) {
 	}
 	if m, err := newModel(Model{}); err != nil || m != nil {
 		t.Fatalf("no model = %v, %v; want nil, nil", m, err)
+	}
+}
+
+// The kernel command closes a model that has processes to stop (a CLI
+// model) when the kernel closes, and passes nothing for one that has
+// none. Seen failing with closeModel returning nil for every model.
+func TestCloseModel(t *testing.T) {
+	withProcesses := contracts.NewSessionModel(nil, contracts.SessionOptions{})
+	if closeModel(withProcesses) == nil {
+		t.Fatal("closeModel(a SessionModel) = nil, want its Close")
+	}
+	if closeModel(scripted.New(nil)) != nil {
+		t.Fatal("closeModel(a scripted model) is not nil")
 	}
 }

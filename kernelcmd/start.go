@@ -75,7 +75,7 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 		return nil, fmt.Errorf("--store: %w", err)
 	}
 	b, err := baseline.New(ctx, baseline.Options{Name: c.Name, Store: st, Executor: exec, AdminToken: token, Credentials: creds,
-		Logger: logger, Model: model, Fault: faultHook(), Auth: users, Plugins: plugins, Services: c.SystemPlugins, Objects: objects,
+		Logger: logger, Model: model, OnClose: closeModel(model), Fault: faultHook(), Auth: users, Plugins: plugins, Services: c.SystemPlugins, Objects: objects,
 		Agent:  agentloop.Options{Identity: c.Agent.Identity, MaxSteps: c.Agent.MaxSteps},
 		Policy: judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes},
 		Admin:  adminapi.Options{Tenant: tenant}})

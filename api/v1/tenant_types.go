@@ -90,6 +90,7 @@ var ModelProviders = []ModelProvider{ModelScripted, ModelAnthropic, ModelOpenAI,
 // +kubebuilder:validation:XValidation:rule="!has(self.thinkingBudget) || self.provider in ['anthropic', 'openaicompat']",message="spec.model.thinkingBudget is taken by the anthropic and openaicompat providers only"
 // +kubebuilder:validation:XValidation:rule="!has(self.thinkingBudget) || self.provider != 'anthropic' || self.thinkingBudget >= 1024",message="spec.model.thinkingBudget is at least 1024 tokens for anthropic"
 // +kubebuilder:validation:XValidation:rule="!(has(self.effort) && has(self.thinkingBudget) && self.provider == 'openaicompat')",message="openaicompat takes spec.model.effort or spec.model.thinkingBudget, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.baseURL) || !(self.provider in ['claude-cli', 'codex-cli'])",message="a CLI provider runs on the login where the kernel runs; spec.model.baseURL would send that login elsewhere"
 type TenantModel struct {
 	// Provider is scripted (replays a script, for demos and tests),
 	// anthropic, openai, openaicompat (OpenRouter, Ollama, vLLM),
@@ -99,7 +100,9 @@ type TenantModel struct {
 	// and the CLIs (which default to their own).
 	// +optional
 	Name string `json:"name,omitempty"`
-	// BaseURL overrides the provider's endpoint; required for openaicompat.
+	// BaseURL overrides the provider's endpoint; required for openaicompat,
+	// refused for the CLI providers (it would send the login of the
+	// machine the kernel runs on elsewhere).
 	// +optional
 	BaseURL string `json:"baseURL,omitempty"`
 	// KeySecretRef names a key of a Secret holding the API key.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // maxLineBytes bounds one line a CLI prints.
@@ -51,17 +52,35 @@ func Run(ctx context.Context, c Command, line func([]byte) error) (string, error
 	cmd.Dir, cmd.Env = c.Dir, c.Env
 	cmd.Stdin = strings.NewReader(c.Stdin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A helper the CLI left behind may hold stderr open: Wait gives up
+	// on it shortly after the CLI exits.
+	cmd.WaitDelay = time.Second
 	stderr := &tail{max: stderrTail}
 	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
+	out, w, err := os.Pipe()
 	if err != nil {
 		return "", err
 	}
-	if err := cmd.Start(); err != nil {
+	defer func() { _ = out.Close() }()
+	cmd.Stdout = w
+	err = cmd.Start()
+	_ = w.Close() // the CLI holds the only writer now
+	if err != nil {
 		return "", fmt.Errorf("start %s: %w", c.Path, err)
 	}
 	stop := context.AfterFunc(ctx, func() { kill(cmd) })
 	defer stop()
+	// When the CLI exits, whatever it left behind goes too, so that its
+	// stdout closes and the reading below ends.
+	exited := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		kill(cmd)
+		if errors.Is(err, exec.ErrWaitDelay) {
+			err = nil // the CLI exited well; a helper held its stderr
+		}
+		exited <- err
+	}()
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLineBytes)
 	var lineErr error
@@ -77,7 +96,7 @@ func Run(ctx context.Context, c Command, line func([]byte) error) (string, error
 	if lineErr != nil {
 		kill(cmd)
 	}
-	waitErr := cmd.Wait()
+	waitErr := <-exited
 	switch {
 	case ctx.Err() != nil:
 		return stderr.String(), ctx.Err()
@@ -130,4 +149,29 @@ func Scratch() (string, func(), error) {
 		return "", nil, fmt.Errorf("scratch directory: %w", err)
 	}
 	return dir, func() { _ = os.RemoveAll(dir) }, nil
+}
+
+// baseEnv are the variables every CLI keeps: where it runs, its locale
+// and its network's proxies and certificates.
+var baseEnv = []string{"PATH=", "HOME=", "USER=", "LOGNAME=", "LANG=", "LC_", "TZ=", "TMPDIR=", "XDG_", "TERM=",
+	"SSL_CERT_", "HTTP_PROXY=", "HTTPS_PROXY=", "NO_PROXY=", "http_proxy=", "https_proxy=", "no_proxy="}
+
+// Environ returns the variables of env (this process's when nil) that a
+// CLI needs: baseEnv and those starting with one of prefixes (its own
+// and its provider's). Nothing else of the kernel's environment reaches
+// a CLI its model drives.
+func Environ(env []string, prefixes ...string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	var out []string
+	for _, kv := range env {
+		for _, p := range append(baseEnv, prefixes...) {
+			if strings.HasPrefix(kv, p) {
+				out = append(out, kv)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -19,7 +19,7 @@ func TestTokenStaysOffTheCommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := (&backend{}).args(contracts.SessionTurn{System: "s"}, config)
+	args := (&backend{}).args(contracts.SessionTurn{System: "s"}, "system.txt", config)
 	if joined := strings.Join(args, " "); strings.Contains(joined, "secret-token") {
 		t.Fatalf("args %q carry the token", joined)
 	}

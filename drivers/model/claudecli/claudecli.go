@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,8 +33,10 @@ type Options struct {
 	// BaseURL points the CLI at another Messages API endpoint (a proxy
 	// or a fake), through ANTHROPIC_BASE_URL.
 	BaseURL string
-	// Env is the CLI's environment; nil inherits this process's, where
-	// the CLI finds its login (HOME) or a key.
+	// Env is the environment the CLI's is taken from; nil takes this
+	// process's. Only what a CLI needs is kept (agentcli.Environ): where
+	// it finds its login (HOME) and its CLAUDE_, ANTHROPIC_ and cloud
+	// providers' variables.
 	Env []string
 	// Effort is one of Efforts: how hard the CLI's model works; empty
 	// leaves it to the CLI.
@@ -85,7 +88,11 @@ func (b *backend) Turn(ctx context.Context, turn contracts.SessionTurn, sink con
 	if err != nil {
 		return "", err
 	}
-	args := b.args(turn, config)
+	system := filepath.Join(dir, ".system-prompt.txt")
+	if err := os.WriteFile(system, []byte(turn.System), 0o600); err != nil {
+		return "", fmt.Errorf("write the system prompt: %w", err)
+	}
+	args := b.args(turn, system, config)
 	out := &output{sink: sink, tools: tools}
 	stderr, err := agentcli.Run(ctx, agentcli.Command{Path: b.path, Args: args, Dir: dir, Env: b.env(), Stdin: turn.Prompt}, out.line)
 	if err == nil {
@@ -120,11 +127,13 @@ func writeMCPConfig(dir string, tools *agentcli.ToolServer) (string, error) {
 }
 
 // args are the CLI's arguments: print mode with JSON events, the turn's
-// system prompt, only the kernel's MCP server (its configuration file)
-// and none of the CLI's own tools, and the session to resume.
-func (b *backend) args(turn contracts.SessionTurn, mcpConfig string) []string {
+// system prompt (its file: a prompt of any size, which other users do not
+// see in the process list), only the kernel's MCP server (its
+// configuration file) and none of the CLI's own tools, and the session
+// to resume.
+func (b *backend) args(turn contracts.SessionTurn, systemFile, mcpConfig string) []string {
 	args := []string{"-p", "--output-format", "stream-json", "--verbose",
-		"--system-prompt", turn.System,
+		"--system-prompt-file", systemFile,
 		"--mcp-config", mcpConfig, "--strict-mcp-config",
 		"--tools", "", "--allowedTools", "mcp__" + agentcli.ServerName,
 		"--setting-sources", "", "--disable-slash-commands"}
@@ -140,12 +149,19 @@ func (b *backend) args(turn contracts.SessionTurn, mcpConfig string) []string {
 	return args
 }
 
-func (b *backend) env() []string {
-	env := b.opts.Env
-	if env == nil {
-		env = os.Environ()
+// toolWait is how long the bridge lets a tool call wait.
+func (b *backend) toolWait() time.Duration {
+	if b.opts.Session.ToolWait > 0 {
+		return b.opts.Session.ToolWait
 	}
-	env = append(env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
+	return contracts.DefaultSessionToolWait
+}
+
+func (b *backend) env() []string {
+	env := agentcli.Environ(b.opts.Env, "CLAUDE_", "ANTHROPIC_", "AWS_", "GOOGLE_", "CLOUD_ML_")
+	// A tool call waits for the agent loop as long as the bridge lets it.
+	env = append(env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+		"MCP_TOOL_TIMEOUT="+strconv.Itoa(int(b.toolWait().Milliseconds())))
 	if b.opts.BaseURL != "" {
 		env = append(env, "ANTHROPIC_BASE_URL="+b.opts.BaseURL)
 	}

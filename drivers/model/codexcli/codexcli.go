@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,8 +20,20 @@ const Install = "npm install -g @openai/codex"
 // makes it.
 const gate = 5 * time.Second
 
+// maxSystem bounds the system prompt, which codex takes on its command
+// line (an argument may not pass 128 KiB).
+const maxSystem = 96 << 10
+
 // tokenEnv is the variable the CLI reads the MCP server's token from.
 const tokenEnv = "SMS_MCP_TOKEN"
+
+// ownTools are the features that give codex tools of its own: its shell
+// (which, even read-only, reads every file and variable the kernel's user
+// can), images, sub-agents, goals, apps, plugins and browsers. All are
+// turned off; the kernel's tools are the only ones left.
+var ownTools = []string{"shell_tool", "unified_exec", "view_image", "image_generation", "multi_agent", "multi_agent_v2",
+	"goals", "apps", "plugins", "remote_plugin", "browser_use", "browser_use_external", "in_app_browser", "computer_use",
+	"skill_search", "skill_mcp_dependency_install", "shell_snapshot"}
 
 // Options configures a Model.
 type Options struct {
@@ -34,8 +46,9 @@ type Options struct {
 	// or a fake), with the key in OPENAI_API_KEY; empty uses the CLI's
 	// login.
 	BaseURL string
-	// Env is the CLI's environment; nil inherits this process's, where
-	// the CLI finds its login (CODEX_HOME or HOME).
+	// Env is the environment the CLI's is taken from; nil takes this
+	// process's. Only what a CLI needs is kept (agentcli.Environ): where
+	// it finds its login (CODEX_HOME or HOME) and OPENAI_ variables.
 	Env []string
 	// Effort is one of Efforts: how hard the CLI's model works; empty
 	// leaves it to the CLI.
@@ -83,6 +96,9 @@ func (b *backend) Turn(ctx context.Context, turn contracts.SessionTurn, sink con
 		return "", err
 	}
 	defer cleanup()
+	if len(turn.System) > maxSystem {
+		return "", fmt.Errorf("the system prompt is %d bytes; codex takes it on its command line, at most %d", len(turn.System), maxSystem)
+	}
 	out := &output{sink: sink, tools: tools}
 	cmd := agentcli.Command{Path: b.path, Args: b.args(turn, tools, dir), Dir: dir, Env: b.env(tools), Stdin: turn.Prompt}
 	stderr, err := agentcli.Run(ctx, cmd, out.line)
@@ -111,12 +127,17 @@ func (b *backend) args(turn contracts.SessionTurn, tools *agentcli.ToolServer, d
 	}
 	set := func(key, value string) { args = append(args, "-c", key+"="+value) }
 	args = append(args, "--json", "--skip-git-repo-check")
+	for _, feature := range ownTools {
+		args = append(args, "--disable", feature)
+	}
 	set("sandbox_mode", `"read-only"`)
 	set("approval_policy", `"never"`)
 	set("web_search", `"disabled"`)
 	set("developer_instructions", tomlString(turn.System))
 	set("mcp_servers."+agentcli.ServerName+".url", tomlString(tools.URL))
 	set("mcp_servers."+agentcli.ServerName+".bearer_token_env_var", tomlString(tokenEnv))
+	// A tool call waits for the agent loop as long as the bridge lets it.
+	set("mcp_servers."+agentcli.ServerName+".tool_timeout_sec", strconv.Itoa(int(b.toolWait().Seconds())))
 	if b.opts.BaseURL != "" {
 		set("model_provider", `"sms"`)
 		set("model_providers.sms", fmt.Sprintf(`{name="sms",base_url=%s,wire_api="responses",env_key="OPENAI_API_KEY"}`,
@@ -134,11 +155,16 @@ func (b *backend) args(turn contracts.SessionTurn, tools *agentcli.ToolServer, d
 	return append(args, "-C", dir, "-")
 }
 
-func (b *backend) env(tools *agentcli.ToolServer) []string {
-	env := b.opts.Env
-	if env == nil {
-		env = os.Environ()
+// toolWait is how long the bridge lets a tool call wait.
+func (b *backend) toolWait() time.Duration {
+	if b.opts.Session.ToolWait > 0 {
+		return b.opts.Session.ToolWait
 	}
+	return contracts.DefaultSessionToolWait
+}
+
+func (b *backend) env(tools *agentcli.ToolServer) []string {
+	env := agentcli.Environ(b.opts.Env, "CODEX_", "OPENAI_")
 	return append(env, tokenEnv+"="+tools.Token)
 }
 

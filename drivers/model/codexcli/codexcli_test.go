@@ -51,8 +51,10 @@ func user(text string) contracts.Message {
 
 // The second turn of a conversation resumes the codex thread: codex sends
 // the provider the first turn too. The system prompt reaches it as
-// developer instructions, and web search is off. Seen failing with args
-// leaving out the thread id, and without developer_instructions.
+// developer instructions; codex offers none of its own tools (no shell,
+// no web search) but the MCP ones. Seen failing with args leaving out the
+// thread id, without developer_instructions, and without the --disable
+// flags (exec_command, view_image and others were offered).
 func TestResumesTheThread(t *testing.T) {
 	fake := clitest.NewResponses(t, [][]contracts.Block{say("One."), say("Two.")})
 	m := open(t, fake)
@@ -76,8 +78,21 @@ func TestResumesTheThread(t *testing.T) {
 			t.Errorf("the second turn's request lacks %q", want)
 		}
 	}
-	if strings.Contains(second, "The conversation so far") || strings.Contains(second, `"web_search"`) {
-		t.Errorf("the second turn started a new thread, or offers web search")
+	if strings.Contains(second, "The conversation so far") {
+		t.Errorf("the second turn started a new thread")
+	}
+	var body struct {
+		Tools []struct {
+			Type, Name string
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(reqs[1], &body); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range body.Tools {
+		if tool.Type != "namespace" && !strings.Contains(tool.Name, "mcp") && tool.Name != "request_user_input" {
+			t.Errorf("codex offers its own tool %s %q (its shell reads every file the kernel's user can)", tool.Type, tool.Name)
+		}
 	}
 }
 

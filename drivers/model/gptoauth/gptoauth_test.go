@@ -201,3 +201,30 @@ func TestLiveGPTOAuth(t *testing.T) {
 	}
 	modeltest.Live(t, m)
 }
+
+// Tokens the codex CLI refreshed in auth.json meanwhile are taken as they
+// are, not refreshed again with a refresh token already used. Seen failing
+// with refreshLocked not reading the file first.
+func TestTakesTokensTheCLIRefreshed(t *testing.T) {
+	var calls atomic.Int32
+	fake := clitest.NewResponses(t, [][]contracts.Block{say("ok")})
+	fake.Check(func(r *http.Request) int {
+		if subject(bearer(r)) != "by-the-cli" {
+			return http.StatusUnauthorized
+		}
+		return 0
+	})
+	auth := authFile(t, jwt("old", time.Now().Add(time.Hour)))
+	m := open(t, fake, auth, tokenServer(t, &calls))
+	// The CLI refreshes: a new access token in the file.
+	if err := (gptoauth.FileStore{Path: auth}).Save(gptoauth.Tokens{AccessToken: jwt("by-the-cli", time.Now().Add(time.Hour)),
+		RefreshToken: "refresh-cli", AccountID: "acct"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Complete(context.Background(), hi); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 0 {
+		t.Fatalf("the token endpoint was called %d times, want none: the file's tokens were fresh", calls.Load())
+	}
+}

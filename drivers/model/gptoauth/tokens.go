@@ -143,6 +143,15 @@ func (s *source) refresh(ctx context.Context, stale string) error {
 }
 
 func (s *source) refreshLocked(ctx context.Context) error {
+	// The codex CLI may have refreshed the same login meanwhile: a
+	// refresh token is good once, so take the file's tokens when they
+	// are newer, and refresh only if they too are stale.
+	if stored, err := s.store.Load(); err == nil && stored.AccessToken != s.tokens.AccessToken {
+		s.tokens = stored
+		if exp := stored.expiry(); exp.IsZero() || time.Until(exp) >= s.margin {
+			return nil
+		}
+	}
 	body, _ := json.Marshal(map[string]string{"client_id": ClientID, "grant_type": "refresh_token",
 		"refresh_token": s.tokens.RefreshToken, "scope": "openid profile email"})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.authURL, strings.NewReader(string(body)))

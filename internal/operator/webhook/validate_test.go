@@ -261,8 +261,9 @@ func TestTenantObjects(t *testing.T) {
 
 // TestTenantModelReasoning: the API server refuses an effort or a
 // thinking budget the Tenant's provider does not take, as the kernel
-// would. Seen failing without the effort rule on TenantModel (anthropic
-// with effort minimal was stored).
+// would, and a base URL for a CLI provider, which would send the login
+// of the kernel's machine elsewhere. Seen failing without the effort rule
+// on TenantModel (anthropic with effort minimal was stored).
 func TestTenantModelReasoning(t *testing.T) {
 	testenv.Need(t)
 	for _, c := range []struct {
@@ -275,6 +276,7 @@ func TestTenantModelReasoning(t *testing.T) {
 		{smsv1.TenantModel{Provider: smsv1.ModelAnthropic, Name: "m", ThinkingBudget: 500}, "at least 1024 tokens"},
 		{smsv1.TenantModel{Provider: smsv1.ModelOpenAICompat, Name: "m", Effort: "low", ThinkingBudget: 4000}, "not both"},
 		{smsv1.TenantModel{Provider: "gpt-oauth", Name: "m"}, `Unsupported value: "gpt-oauth"`},
+		{smsv1.TenantModel{Provider: smsv1.ModelClaudeCLI, BaseURL: "https://elsewhere.example"}, "would send that login elsewhere"},
 	} {
 		tenant := &smsv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "reasoning", Namespace: "default"},
 			Spec: smsv1.TenantSpec{Model: &c.model}}
