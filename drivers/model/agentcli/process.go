@@ -141,16 +141,6 @@ func (t *tail) String() string {
 	return string(bytes.TrimSpace(t.buf))
 }
 
-// Scratch makes an empty directory for one turn, removed by the returned
-// function: the CLI runs there, so it has no files to read.
-func Scratch() (string, func(), error) {
-	dir, err := os.MkdirTemp("", "sms-agent-cli-")
-	if err != nil {
-		return "", nil, fmt.Errorf("scratch directory: %w", err)
-	}
-	return dir, func() { _ = os.RemoveAll(dir) }, nil
-}
-
 // baseEnv are the variables every CLI keeps: where it runs, its locale
 // and its network's proxies and certificates.
 var baseEnv = []string{"PATH=", "HOME=", "USER=", "LOGNAME=", "LANG=", "LC_", "TZ=", "TMPDIR=", "XDG_", "TERM=",

@@ -2,10 +2,12 @@ package agentcli_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/drivers/model/agentcli"
 )
 
@@ -32,5 +34,22 @@ func TestEnvironKeepsOnlyWhatACLINeeds(t *testing.T) {
 	want := []string{"PATH=/bin", "HOME=/home/k", "CLAUDE_CONFIG_DIR=/c"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("Environ = %q, want %q", got, want)
+	}
+}
+
+// A driver's CLI is refused with the setting at fault for an effort it
+// does not take, and with how to install and log in when it is missing.
+// Seen failing with Find skipping the effort check.
+func TestFindNamesWhatToDo(t *testing.T) {
+	c := agentcli.CLI{Driver: "x-cli", Command: "/nonexistent/x", Install: "npm install -g x", Login: "x login", Efforts: []string{"low"}}
+	var se *contracts.SettingError
+	if _, err := c.Find("/bin/sh", "huge"); !errors.As(err, &se) || se.Setting != contracts.ModelEffort {
+		t.Fatalf("Find with effort huge = %v, want a setting error on the effort", err)
+	}
+	if _, err := c.Find("", "low"); err == nil || !strings.Contains(err.Error(), "npm install -g x` and run `x login") {
+		t.Fatalf("Find of a missing CLI = %v, want how to install it and log in", err)
+	}
+	if path, err := c.Find("/bin/sh", "low"); err != nil || path != "/bin/sh" {
+		t.Fatalf("Find(/bin/sh) = %q, %v", path, err)
 	}
 }

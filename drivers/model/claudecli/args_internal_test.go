@@ -15,7 +15,8 @@ import (
 func TestTokenStaysOffTheCommandLine(t *testing.T) {
 	tools := &agentcli.ToolServer{URL: "http://127.0.0.1:1/mcp", Token: "secret-token"}
 	dir := t.TempDir()
-	config, err := writeMCPConfig(dir, tools)
+	ws := &agentcli.Workspace{Tools: tools, Dir: dir}
+	config, err := writeMCPConfig(ws)
 	if err != nil {
 		t.Fatal(err)
 	}

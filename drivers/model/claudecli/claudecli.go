@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,19 +45,15 @@ type Options struct {
 // Efforts are the efforts the CLI takes, in increasing order.
 var Efforts = []string{"low", "medium", "high", "xhigh", "max"}
 
+// cli is what the driver says of the claude CLI.
+var cli = agentcli.CLI{Driver: "claude-cli", Command: "claude", Install: Install, Login: "claude login", Efforts: Efforts}
+
 // New returns a ModelService that runs the claude CLI, or a clear error
 // when the CLI is missing.
 func New(opts Options) (*contracts.SessionModel, error) {
-	if opts.Command == "" {
-		opts.Command = "claude"
-	}
-	path, err := agentcli.Lookup(opts.Command, Install+"` and run `claude login")
+	path, err := cli.Find(opts.Command, opts.Effort)
 	if err != nil {
-		return nil, fmt.Errorf("claude-cli model: %w", err)
-	}
-	if opts.Effort != "" && !slices.Contains(Efforts, opts.Effort) {
-		return nil, &contracts.SettingError{Setting: contracts.ModelEffort,
-			Err: fmt.Errorf("claude-cli takes %s, not %q", contracts.OrList(Efforts), opts.Effort)}
+		return nil, err
 	}
 	opts.Session.Name = "claude-cli model"
 	return contracts.NewSessionModel(&backend{path: path, opts: opts}, opts.Session), nil
@@ -74,27 +67,22 @@ type backend struct {
 
 // Turn implements contracts.SessionBackend.
 func (b *backend) Turn(ctx context.Context, turn contracts.SessionTurn, sink contracts.SessionSink) (string, error) {
-	tools, err := agentcli.Serve(turn.Tools, sink, agentcli.ServeOptions{Gate: gate})
+	ws, err := agentcli.Open(turn.Tools, sink, agentcli.ServeOptions{Gate: gate})
 	if err != nil {
 		return "", err
 	}
-	defer func() { _ = tools.Close() }()
-	dir, cleanup, err := agentcli.Scratch()
+	defer ws.Close()
+	config, err := writeMCPConfig(ws)
 	if err != nil {
 		return "", err
 	}
-	defer cleanup()
-	config, err := writeMCPConfig(dir, tools)
+	system, err := ws.File(".system-prompt.txt", []byte(turn.System))
 	if err != nil {
 		return "", err
 	}
-	system := filepath.Join(dir, ".system-prompt.txt")
-	if err := os.WriteFile(system, []byte(turn.System), 0o600); err != nil {
-		return "", fmt.Errorf("write the system prompt: %w", err)
-	}
-	args := b.args(turn, system, config)
-	out := &output{sink: sink, tools: tools}
-	stderr, err := agentcli.Run(ctx, agentcli.Command{Path: b.path, Args: args, Dir: dir, Env: b.env(), Stdin: turn.Prompt}, out.line)
+	out := &output{sink: sink, tools: ws.Tools}
+	cmd := agentcli.Command{Path: b.path, Args: b.args(turn, system, config), Dir: ws.Dir, Env: b.env(), Stdin: turn.Prompt}
+	stderr, err := agentcli.Run(ctx, cmd, out.line)
 	if err == nil {
 		err = out.err
 	}
@@ -112,18 +100,14 @@ func (b *backend) Turn(ctx context.Context, turn contracts.SessionTurn, sink con
 // writeMCPConfig writes the CLI's MCP configuration, which holds the
 // server's token, to a file only this user reads (a command line is
 // visible to every user of the machine) and returns its path.
-func writeMCPConfig(dir string, tools *agentcli.ToolServer) (string, error) {
+func writeMCPConfig(ws *agentcli.Workspace) (string, error) {
 	raw, err := json.Marshal(map[string]any{"mcpServers": map[string]any{agentcli.ServerName: map[string]any{
-		"type": "http", "url": tools.URL, "headers": map[string]string{"Authorization": "Bearer " + tools.Token},
+		"type": "http", "url": ws.Tools.URL, "headers": map[string]string{"Authorization": "Bearer " + ws.Tools.Token},
 	}}})
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, ".mcp-config.json")
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		return "", fmt.Errorf("write the MCP configuration: %w", err)
-	}
-	return path, nil
+	return ws.File(".mcp-config.json", raw)
 }
 
 // args are the CLI's arguments: print mode with JSON events, the turn's
@@ -149,19 +133,11 @@ func (b *backend) args(turn contracts.SessionTurn, systemFile, mcpConfig string)
 	return args
 }
 
-// toolWait is how long the bridge lets a tool call wait.
-func (b *backend) toolWait() time.Duration {
-	if b.opts.Session.ToolWait > 0 {
-		return b.opts.Session.ToolWait
-	}
-	return contracts.DefaultSessionToolWait
-}
-
 func (b *backend) env() []string {
 	env := agentcli.Environ(b.opts.Env, "CLAUDE_", "ANTHROPIC_", "AWS_", "GOOGLE_", "CLOUD_ML_")
 	// A tool call waits for the agent loop as long as the bridge lets it.
 	env = append(env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
-		"MCP_TOOL_TIMEOUT="+strconv.Itoa(int(b.toolWait().Milliseconds())))
+		"MCP_TOOL_TIMEOUT="+strconv.Itoa(int(agentcli.ToolWait(b.opts.Session).Milliseconds())))
 	if b.opts.BaseURL != "" {
 		env = append(env, "ANTHROPIC_BASE_URL="+b.opts.BaseURL)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,19 +59,15 @@ type Options struct {
 // Efforts are the efforts the CLI takes, in increasing order.
 var Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 
+// cli is what the driver says of the codex CLI.
+var cli = agentcli.CLI{Driver: "codex-cli", Command: "codex", Install: Install, Login: "codex login", Efforts: Efforts}
+
 // New returns a ModelService that runs `codex exec`, or a clear error
 // when the CLI is missing.
 func New(opts Options) (*contracts.SessionModel, error) {
-	if opts.Command == "" {
-		opts.Command = "codex"
-	}
-	path, err := agentcli.Lookup(opts.Command, Install+"` and run `codex login")
+	path, err := cli.Find(opts.Command, opts.Effort)
 	if err != nil {
-		return nil, fmt.Errorf("codex-cli model: %w", err)
-	}
-	if opts.Effort != "" && !slices.Contains(Efforts, opts.Effort) {
-		return nil, &contracts.SettingError{Setting: contracts.ModelEffort,
-			Err: fmt.Errorf("codex-cli takes %s, not %q", contracts.OrList(Efforts), opts.Effort)}
+		return nil, err
 	}
 	opts.Session.Name = "codex-cli model"
 	return contracts.NewSessionModel(&backend{path: path, opts: opts}, opts.Session), nil
@@ -86,21 +81,16 @@ type backend struct {
 
 // Turn implements contracts.SessionBackend.
 func (b *backend) Turn(ctx context.Context, turn contracts.SessionTurn, sink contracts.SessionSink) (string, error) {
-	tools, err := agentcli.Serve(turn.Tools, sink, agentcli.ServeOptions{ReadOnly: true, Gate: gate})
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = tools.Close() }()
-	dir, cleanup, err := agentcli.Scratch()
-	if err != nil {
-		return "", err
-	}
-	defer cleanup()
 	if len(turn.System) > maxSystem {
 		return "", fmt.Errorf("the system prompt is %d bytes; codex takes it on its command line, at most %d", len(turn.System), maxSystem)
 	}
-	out := &output{sink: sink, tools: tools}
-	cmd := agentcli.Command{Path: b.path, Args: b.args(turn, tools, dir), Dir: dir, Env: b.env(tools), Stdin: turn.Prompt}
+	ws, err := agentcli.Open(turn.Tools, sink, agentcli.ServeOptions{ReadOnly: true, Gate: gate})
+	if err != nil {
+		return "", err
+	}
+	defer ws.Close()
+	out := &output{sink: sink, tools: ws.Tools}
+	cmd := agentcli.Command{Path: b.path, Args: b.args(turn, ws.Tools, ws.Dir), Dir: ws.Dir, Env: b.env(ws.Tools), Stdin: turn.Prompt}
 	stderr, err := agentcli.Run(ctx, cmd, out.line)
 	if err == nil {
 		err = out.err
@@ -137,7 +127,7 @@ func (b *backend) args(turn contracts.SessionTurn, tools *agentcli.ToolServer, d
 	set("mcp_servers."+agentcli.ServerName+".url", tomlString(tools.URL))
 	set("mcp_servers."+agentcli.ServerName+".bearer_token_env_var", tomlString(tokenEnv))
 	// A tool call waits for the agent loop as long as the bridge lets it.
-	set("mcp_servers."+agentcli.ServerName+".tool_timeout_sec", strconv.Itoa(int(b.toolWait().Seconds())))
+	set("mcp_servers."+agentcli.ServerName+".tool_timeout_sec", strconv.Itoa(int(agentcli.ToolWait(b.opts.Session).Seconds())))
 	if b.opts.BaseURL != "" {
 		set("model_provider", `"sms"`)
 		set("model_providers.sms", fmt.Sprintf(`{name="sms",base_url=%s,wire_api="responses",env_key="OPENAI_API_KEY"}`,
@@ -153,14 +143,6 @@ func (b *backend) args(turn contracts.SessionTurn, tools *agentcli.ToolServer, d
 		return append(args, turn.Resume, "-")
 	}
 	return append(args, "-C", dir, "-")
-}
-
-// toolWait is how long the bridge lets a tool call wait.
-func (b *backend) toolWait() time.Duration {
-	if b.opts.Session.ToolWait > 0 {
-		return b.opts.Session.ToolWait
-	}
-	return contracts.DefaultSessionToolWait
 }
 
 func (b *backend) env(tools *agentcli.ToolServer) []string {
