@@ -2,8 +2,12 @@ package controllers_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +154,24 @@ func (w *world) start() {
 		op.Close()
 		w.stop = func() {}
 	}
+	w.eventually("the admission webhooks answer", webhookAnswers)
+}
+
+// webhookAnswers completes a TLS handshake with the webhook server the
+// API server calls: a write right after start must not race the
+// server's start (the API server then fails it: "http2: client conn
+// could not be established").
+func webhookAnswers() error {
+	wh := env.WebhookInstallOptions
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(wh.LocalServingCAData)
+	addr := net.JoinHostPort(wh.LocalServingHost, strconv.Itoa(wh.LocalServingPort))
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr,
+		&tls.Config{RootCAs: roots, ServerName: wh.LocalServingHost, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		return err
+	}
+	return conn.Close()
 }
 
 // restart stops the operator and its kernels and starts new ones on the
