@@ -94,6 +94,10 @@ type Options struct {
 	// Fault is the kernel's fault hook (kernel.Options.Fault), for tests
 	// that stop the process at a chosen step of a mount.
 	Fault func(point string)
+	// SafeMode boots with system plugins only (kernel.Options.SafeMode).
+	SafeMode bool
+	// QuarantineAfter is kernel.Options.QuarantineAfter.
+	QuarantineAfter int
 }
 
 // Baseline is a running kernel server.
@@ -201,7 +205,7 @@ func New(ctx context.Context, opts Options) (*Baseline, error) {
 	}
 	b := &Baseline{Store: opts.Store, onClose: opts.OnClose}
 	b.Kernel = kernel.New(kernel.Options{Name: opts.Name, Log: opts.Store.Log(), Blobs: opts.Store.Blobs(),
-		Executor: opts.Executor, Logger: opts.Logger, Fault: opts.Fault})
+		Executor: opts.Executor, Logger: opts.Logger, Fault: opts.Fault, SafeMode: opts.SafeMode, QuarantineAfter: opts.QuarantineAfter})
 	if err := b.boot(ctx, opts); err != nil {
 		return nil, errors.Join(err, b.Close())
 	}

@@ -23,11 +23,14 @@ const testHash = "sha256:aaaa"
 
 // fibers of the table: what the kernel runs of the plugin.
 var (
-	noFiber    = adminv1.Fiber{}
-	active     = adminv1.Fiber{ID: "agent.x", Version: "2", Enabled: true, State: adminv1.StateActive, CodeHash: testHash}
-	olderCode  = adminv1.Fiber{ID: "agent.x", Version: "1", Enabled: true, State: adminv1.StateActive, CodeHash: "sha256:bbbb"}
-	disabled   = adminv1.Fiber{ID: "agent.x", Version: "2", Enabled: false, State: adminv1.StateInactive, CodeHash: testHash}
-	failed     = adminv1.Fiber{ID: "agent.x", Version: "2", Enabled: true, State: adminv1.StateFailed, CodeHash: testHash, Error: "boom"}
+	noFiber   = adminv1.Fiber{}
+	active    = adminv1.Fiber{ID: "agent.x", Version: "2", Enabled: true, State: adminv1.StateActive, CodeHash: testHash}
+	olderCode = adminv1.Fiber{ID: "agent.x", Version: "1", Enabled: true, State: adminv1.StateActive, CodeHash: "sha256:bbbb"}
+	disabled  = adminv1.Fiber{ID: "agent.x", Version: "2", Enabled: false, State: adminv1.StateInactive, CodeHash: testHash}
+	failed    = adminv1.Fiber{ID: "agent.x", Version: "2", Enabled: true, State: adminv1.StateFailed, CodeHash: testHash, Error: "boom"}
+	// quarantined is a fiber the kernel quarantined (disabled and held).
+	quarantined = adminv1.Fiber{ID: "agent.x", Version: "2", State: adminv1.StateInactive, CodeHash: testHash, Held: true,
+		Quarantine: "quarantined: its sandbox stopped during a call"}
 	waitingDep = adminv1.Fiber{ID: "agent.x", Version: "2", Enabled: true, State: adminv1.StateInactive, CodeHash: testHash}
 )
 

@@ -60,10 +60,14 @@ func (r *PluginReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 }
 
 // announce records an Event when the verdict changed to one a person
-// should notice: a rejection or a wait for approval. An ordinary mount
-// records none; its conditions say it (each Event is one more write to
-// the API server per Plugin).
+// should notice: a rejection or a wait for approval, and when the kernel
+// quarantined the plugin. An ordinary mount records none; its conditions
+// say it (each Event is one more write to the API server per Plugin).
 func (r *PluginReconciler) announce(before, p *smsv1.Plugin) {
+	if q := meta.FindStatusCondition(p.Status.Conditions, smsv1.ConditionQuarantined); q != nil &&
+		meta.FindStatusCondition(before.Status.Conditions, smsv1.ConditionQuarantined) == nil {
+		r.event(p, true, smsv1.ReasonQuarantined, q.Message)
+	}
 	v, old := p.Status.Verdict, before.Status.Verdict
 	if v == nil || (old != nil && *old == *v && before.Status.CodeHash == p.Status.CodeHash) {
 		return
@@ -232,7 +236,15 @@ func (r *PluginReconciler) finalize(ctx context.Context, p *smsv1.Plugin) error 
 		if err != nil {
 			return fmt.Errorf("uninstall %s: %w", p.Spec.ID, err)
 		}
-		if err := kc.Uninstall(ctx, p.Spec.ID); err != nil {
+		uninstall := kc.Uninstall
+		if p.Annotations[smsv1.AnnotationForceUninstall] == "true" {
+			uninstall = kc.ForceUninstall
+		}
+		if err := uninstall(ctx, p.Spec.ID); err != nil {
+			if adminv1.IsConflict(err) {
+				r.event(p, true, "UninstallRefused", err.Error()+" (annotate the Plugin "+
+					smsv1.AnnotationForceUninstall+"=true to uninstall it anyway)")
+			}
 			return err
 		}
 		r.event(p, false, "Uninstalled", "uninstalled "+p.Spec.ID+" from tenant "+t.Name)

@@ -70,6 +70,9 @@ func pluginStatus(p *smsv1.Plugin, o *pluginObservation, err error) smsv1.Plugin
 	if ok {
 		setProgress(conditions{&s.Conditions, gen}, r, err)
 	}
+	if o.fiber.ID != "" {
+		quarantineCondition(conditions{&s.Conditions, gen}, o.fiber)
+	}
 	s.Origin = smsv1.OriginGit
 	if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) {
 		s.Origin = smsv1.OriginAgent
@@ -95,6 +98,8 @@ func verdictOutcome(o *pluginObservation) error {
 		return stalledBy(rejection(*v))
 	case v.Status == adminv1.StatusMounted && f.ID == "":
 		return stalledBy(smsv1.ReasonFailed, "not installed in the kernel")
+	case f.Quarantine != "" && !f.Enabled:
+		return stalledBy(smsv1.ReasonQuarantined, f.Quarantine)
 	case v.Status == adminv1.StatusMounted && f.Enabled && f.State == adminv1.StateFailed:
 		return stalledBy(smsv1.ReasonFailed, f.Error)
 	}
@@ -166,6 +171,10 @@ func mountedConditions(c conditions, v adminv1.Verdict, f adminv1.Fiber, want fi
 	switch {
 	case f.ID == "":
 		c.set(smsv1.ConditionMounted, false, notMountedReason(v), "not installed in the kernel")
+	case f.Quarantine != "" && !f.Enabled:
+		c.set(smsv1.ConditionMounted, false, smsv1.ReasonQuarantined, f.Quarantine)
+	case f.SafeMode && f.Enabled:
+		c.set(smsv1.ConditionMounted, false, smsv1.ReasonSafeMode, "the kernel runs in safe mode: it activates no agent plugin until the Tenant's spec.safeMode is off")
 	case !f.Enabled:
 		c.set(smsv1.ConditionMounted, false, smsv1.ReasonDisabled, "installed and disabled")
 	case f.State == adminv1.StateFailed:
@@ -188,6 +197,16 @@ func mountedConditions(c conditions, v adminv1.Verdict, f adminv1.Fiber, want fi
 		from = meta.FindStatusCondition(*c.list, smsv1.ConditionApproved)
 	}
 	return readiness{reason: from.Reason, msg: from.Message}
+}
+
+// quarantineCondition sets Quarantined while the kernel holds f in
+// quarantine, and removes it otherwise.
+func quarantineCondition(c conditions, f adminv1.Fiber) {
+	if f.Quarantine != "" && !f.Enabled {
+		c.set(smsv1.ConditionQuarantined, true, smsv1.ReasonQuarantined, f.Quarantine)
+		return
+	}
+	meta.RemoveStatusCondition(c.list, smsv1.ConditionQuarantined)
 }
 
 func notMountedReason(v adminv1.Verdict) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
@@ -130,13 +131,23 @@ func (r *PluginReconciler) live(ctx context.Context, p *smsv1.Plugin) (*smsv1.Pl
 // toggle makes the fiber's enabled state follow spec.enabled.
 func (r *PluginReconciler) toggle(ctx context.Context, kc *adminv1.Client, p *smsv1.Plugin, f adminv1.Fiber) (adminv1.Fiber, error) {
 	want := p.Spec.Enabled == nil || *p.Spec.Enabled
-	if f.ID == "" || f.Enabled == want {
+	if f.ID == "" || f.Enabled == want || want && f.Quarantine != "" && !retryQuarantined(p) {
 		return f, nil
 	}
 	if want {
 		return kc.Enable(ctx, p.Spec.ID)
 	}
 	return kc.Disable(ctx, p.Spec.ID)
+}
+
+// retryQuarantined reports whether a person changed the Plugin's spec
+// since its status last reported the kernel's quarantine: only then does
+// spec.enabled enable a quarantined plugin again. Until then the
+// quarantine wins, or the operator would start a crashing plugin again
+// at every reconcile.
+func retryQuarantined(p *smsv1.Plugin) bool {
+	c := meta.FindStatusCondition(p.Status.Conditions, smsv1.ConditionQuarantined)
+	return c != nil && c.ObservedGeneration < p.Generation
 }
 
 // fiberOf is the plugin's fiber, or the zero view when none is installed.

@@ -55,6 +55,7 @@ func testPluginMapping(t *testing.T) {
 	// What the verdict phase observed, and the error it ends with.
 	lintObs := &pluginObservation{hash: testHash, verdict: &rejected, judged: true}
 	failedObs := &pluginObservation{hash: testHash, verdict: &mounted, fiber: failed, judged: true}
+	quarantinedObs := &pluginObservation{hash: testHash, verdict: &mounted, fiber: quarantined, judged: true}
 	tests := []struct {
 		name string
 		obs  *pluginObservation
@@ -84,6 +85,11 @@ func testPluginMapping(t *testing.T) {
 			want: "Judged=T/Mounted Mounted=T/Mounted Ready=T/Mounted Reconciling=F Stalled=F gen=new ok verdict=mounted"},
 		{name: "mounted, activation failed", obs: failedObs, err: verdictOutcome(failedObs),
 			want: "Mounted=F/Failed Ready=F/Failed Reconciling=F Stalled=T/Failed gen=new ok"},
+		{name: "quarantined by the kernel", obs: quarantinedObs, err: verdictOutcome(quarantinedObs),
+			want: "Mounted=F/Quarantined Quarantined=T/Quarantined Ready=F/Quarantined Reconciling=F Stalled=T/Quarantined gen=new ok verdict=mounted"},
+		{name: "kept inactive by safe mode", obs: &pluginObservation{hash: testHash, verdict: &mounted, judged: true,
+			fiber: adminv1.Fiber{ID: "agent.x", Version: "2", Enabled: true, State: adminv1.StateInactive, CodeHash: testHash, SafeMode: true}},
+			want: "Mounted=F/SafeMode Ready=F/SafeMode Reconciling=T Stalled=F gen=new ok"},
 		{name: "pending names its Approval", obs: &pluginObservation{hash: testHash, verdict: &pending, judged: true,
 			approval: &corev1Reference},
 			want: "Approved=F/PendingApproval Ready=F/PendingApproval Reconciling=T Stalled=F gen=new ok approval=x-aaaa"},
@@ -123,6 +129,10 @@ func testTenantMapping(t *testing.T) {
 			want: "Ready=T/KernelReady Reconciling=F Stalled=F gen=new requeue=1h0m0s mounted=1 failed=1"},
 		{name: "ready with users", obs: &tenantObservation{runtime: running, state: &adminv1.State{Kernel: "v1", Users: true}}, res: ctrl.Result{RequeueAfter: testPoll},
 			want: "Ready=T/KernelReady Reconciling=F Stalled=F gen=new requeue=1h0m0s mounted=0 failed=0 users"},
+		{name: "ready in safe mode, one plugin quarantined", obs: &tenantObservation{runtime: running, state: &adminv1.State{Kernel: "v1", SafeMode: true,
+			Fibers: []adminv1.Fiber{{ID: "agent.q", Trust: adminv1.TrustAgent, State: adminv1.StateInactive, Quarantine: "quarantined: crashed"}}}},
+			res:  ctrl.Result{RequeueAfter: testPoll},
+			want: "Ready=T/KernelReady Reconciling=F Stalled=F gen=new requeue=1h0m0s mounted=0 failed=0 quarantined=1 safe-mode"},
 		{name: "suspended", obs: &tenantObservation{runtime: &kernelruntime.Status{}, suspended: true},
 			want: "Ready=F/Suspended Reconciling=F/Suspended Stalled=F/Suspended gen=new ok"},
 		{name: "a referenced Secret is missing", obs: &tenantObservation{}, err: waitFor(smsv1.ReasonReferenceNotFound, "secret k does not exist"),
@@ -147,9 +157,15 @@ func testTenantMapping(t *testing.T) {
 			got := describe(s.Conditions, s.ObservedGeneration == tn.Generation, res, err)
 			if s.Plugins != nil {
 				got += fmt.Sprintf(" mounted=%d failed=%d", s.Plugins.Mounted, s.Plugins.Failed)
+				if s.Plugins.Quarantined > 0 {
+					got += fmt.Sprintf(" quarantined=%d", s.Plugins.Quarantined)
+				}
 			}
 			if s.Users {
 				got += " users"
+			}
+			if s.SafeMode {
+				got += " safe-mode"
 			}
 			if tt.obs.runtime != nil && s.Endpoint != tt.obs.runtime.Endpoint {
 				t.Errorf("endpoint %q, want %q", s.Endpoint, tt.obs.runtime.Endpoint)

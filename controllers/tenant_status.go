@@ -42,6 +42,9 @@ func tenantStatus(t *smsv1.Tenant, o *tenantObservation, err error) smsv1.Tenant
 	case o.state != nil && o.runtime != nil:
 		countPlugins(&s, *o.state)
 		r, ok = readiness{ok: true, reason: smsv1.ReasonKernelReady, msg: fmt.Sprintf("kernel %s serves at %s", o.state.Kernel, o.runtime.Endpoint)}, true
+		if o.state.SafeMode {
+			r.msg += " in safe mode: system plugins only, no agent plugin runs"
+		}
 	}
 	if ok {
 		setProgress(conditions{&s.Conditions, t.Generation}, r, err)
@@ -60,10 +63,12 @@ func countPlugins(st *smsv1.TenantStatus, s adminv1.State) {
 		if f.Trust != adminv1.TrustAgent {
 			continue
 		}
-		switch f.State {
-		case adminv1.StateActive:
+		switch {
+		case f.Quarantine != "" && !f.Enabled:
+			c.Quarantined++
+		case f.State == adminv1.StateActive:
 			c.Mounted++
-		case adminv1.StateFailed:
+		case f.State == adminv1.StateFailed:
 			c.Failed++
 		}
 	}
@@ -71,4 +76,5 @@ func countPlugins(st *smsv1.TenantStatus, s adminv1.State) {
 	st.Plugins = &c
 	st.Taint = s.Taint
 	st.Users = s.Users
+	st.SafeMode = s.SafeMode
 }

@@ -204,8 +204,20 @@ func validateInvariant(item any) error {
 }
 
 // begin returns the active epoch, locked; the caller unlocks it.
-func (j *Judge) begin() (*epoch, error) {
+func (j *Judge) begin(ctx context.Context) (*epoch, error) {
 	s := j.active.Load()
+	if s != nil && s.api.InOperation(ctx) {
+		// A submission or decision started from an activation, an observer
+		// or an undo would wait for the operation that runs it (a mount by
+		// this judge holds s.mu and the kernel's lock).
+		return nil, &kernel.Error{Code: kernel.CodeLifecycle, Op: "judge", Fiber: ID,
+			Message: "a plugin cannot be submitted, approved or rejected from inside a plugin's activation, observer or undo: do it after the activation returns"}
+	}
+	if s != nil && s.api.SafeMode() {
+		// Nothing is recorded: the same submission or decision passes
+		// once the kernel runs normally again.
+		return nil, &kernel.Error{Code: kernel.CodeUnavailable, Op: "judge", Fiber: ID, Message: kernel.ErrSafeMode.Error()}
+	}
 	if s != nil {
 		s.mu.Lock()
 		if j.active.Load() == s {

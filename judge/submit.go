@@ -12,7 +12,7 @@ import (
 
 // Submit implements Service.
 func (j *Judge) Submit(ctx context.Context, m kernel.Manifest, code, requestedBy string) (Verdict, error) {
-	s, err := j.begin()
+	s, err := j.begin(ctx)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -109,7 +109,7 @@ func (j *Judge) park(ctx context.Context, s *epoch, sub *Submission, reasons []s
 // Approve implements Service. The gates run again before the mount: the
 // kernel may have changed since the submission.
 func (j *Judge) Approve(ctx context.Context, approvalID, decidedBy, codeHash string) (Verdict, error) {
-	s, a, err := j.decision(approvalID, decidedBy, codeHash)
+	s, a, err := j.decision(ctx, approvalID, decidedBy, codeHash)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -127,7 +127,7 @@ func (j *Judge) Approve(ctx context.Context, approvalID, decidedBy, codeHash str
 
 // Reject implements Service.
 func (j *Judge) Reject(ctx context.Context, approvalID, decidedBy, codeHash string) (Verdict, error) {
-	s, a, err := j.decision(approvalID, decidedBy, codeHash)
+	s, a, err := j.decision(ctx, approvalID, decidedBy, codeHash)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -142,11 +142,11 @@ func (j *Judge) Reject(ctx context.Context, approvalID, decidedBy, codeHash stri
 
 // decision returns the locked epoch and the pending approval, checking
 // the decider's name and the code hash the decider saw.
-func (j *Judge) decision(id, decidedBy, codeHash string) (*epoch, Approval, error) {
+func (j *Judge) decision(ctx context.Context, id, decidedBy, codeHash string) (*epoch, Approval, error) {
 	if err := ValidateDecider(decidedBy); err != nil {
 		return nil, Approval{}, err
 	}
-	s, err := j.begin()
+	s, err := j.begin(ctx)
 	if err != nil {
 		return nil, Approval{}, err
 	}

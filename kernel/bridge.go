@@ -154,6 +154,7 @@ func (b *hostBridge) proxy(id string) Func {
 		}
 		out, err := unit.Call(ctx, id, raw)
 		if err != nil {
+			b.k.stoppedCall(b.f, b.gen, err)
 			return nil, err
 		}
 		return b.decode("call", out)

@@ -40,6 +40,10 @@ const (
 	CodeForbidden Code = "FORBIDDEN"
 	// CodeActivation: a plugin's activate code returned an error or panicked.
 	CodeActivation Code = "ACTIVATION"
+	// CodeUnavailable: the kernel does not do this in its current mode
+	// (safe mode mounts no agent plugin); the same call may pass once the
+	// kernel restarts in its normal mode.
+	CodeUnavailable Code = "UNAVAILABLE"
 	// CodeInternal: the event log or blob store failed.
 	CodeInternal Code = "INTERNAL"
 )

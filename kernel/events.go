@@ -48,6 +48,14 @@ type EventLog interface {
 	Read(ctx context.Context, after int64, limit int) ([]Event, error)
 }
 
+// PluginEventReader is an EventLog that reads one plugin's history alone:
+// the events whose Plugin is plugin, with Seq > after, in increasing order,
+// at most limit of them (limit <= 0: all). A rollback (Abort) reads it
+// instead of the whole log when the log offers it.
+type PluginEventReader interface {
+	ReadPlugin(ctx context.Context, plugin string, after int64, limit int) ([]Event, error)
+}
+
 // BlobStore stores immutable content by its HashCode. Put is idempotent and
 // returns the hash; Get of an unknown hash returns a CodeNotFound error.
 // Implementations must be safe for concurrent use.
@@ -124,6 +132,14 @@ type Target struct {
 	// is not committed; Restore mounts it only if a RestoreGuard vouches
 	// for it.
 	Committed bool `json:"committed,omitempty"`
+	// Failures counts the plugin's last activations that failed in a row
+	// (Crashes of them never finished: the process died during them),
+	// since its install or an enable of it while disabled.
+	Failures int `json:"failures,omitempty"`
+	Crashes  int `json:"crashes,omitempty"`
+	// Quarantine says why the kernel quarantined it, while it stays
+	// disabled by that quarantine.
+	Quarantine string `json:"quarantine,omitempty"`
 }
 
 // Folded is the event log folded: the committed targets by plugin id, and
@@ -131,6 +147,8 @@ type Target struct {
 type Folded struct {
 	Targets map[string]Target
 	Staged  map[string]Target
+
+	streaks streaks // activations failed in a row, from fiber/* events
 }
 
 // FoldTarget folds plugin/* events into the target map, keyed by plugin id.
@@ -149,12 +167,16 @@ func Fold(events []Event) (Folded, error) {
 			return Folded{}, fmt.Errorf("fold event %d (%s): %w", e.Seq, e.Type, err)
 		}
 	}
+	f.streaks.finish(f.Targets)
 	return f, nil
 }
 
 func (f *Folded) apply(e Event) error {
 	switch e.Type {
+	case EventFiberActivating, EventFiberActivated, EventFiberFailed:
+		f.streaks.apply(e)
 	case EventPluginInstalled:
+		f.streaks.reset(e.Plugin)
 		var d installedData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
@@ -175,6 +197,7 @@ func (f *Folded) apply(e Event) error {
 			delete(f.Staged, e.Plugin)
 		}
 	case EventPluginMounted:
+		f.streaks.reset(e.Plugin)
 		var d mountedData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
@@ -186,24 +209,9 @@ func (f *Folded) apply(e Event) error {
 		}
 	case EventPluginAborted:
 		delete(f.Staged, e.Plugin)
+		f.streaks.reset(e.Plugin)
 	case EventPluginEnabled, EventPluginDisabled:
-		enabled := e.Type == EventPluginEnabled
-		var d disabledData
-		if !enabled && len(e.Data) > 0 {
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				return err
-			}
-		}
-		t := f.Targets[e.Plugin]
-		if t.Seq == 0 {
-			t.Seq = e.Seq
-		}
-		t.Enabled, t.Reversible = enabled, d.Reversible
-		f.Targets[e.Plugin] = t
-		if st, ok := f.Staged[e.Plugin]; ok {
-			st.Enabled, st.Reversible = enabled, d.Reversible
-			f.Staged[e.Plugin] = st
-		}
+		return f.toggle(e)
 	case EventPluginUninstalled:
 		delete(f.Targets, e.Plugin)
 		delete(f.Staged, e.Plugin)
@@ -211,10 +219,37 @@ func (f *Folded) apply(e Event) error {
 	return nil
 }
 
-// MemoryLog is an in-memory EventLog.
+// toggle folds plugin/enabled and plugin/disabled. Enabling a disabled
+// plugin starts its count of failed activations again.
+func (f *Folded) toggle(e Event) error {
+	enabled := e.Type == EventPluginEnabled
+	var d disabledData
+	if !enabled && len(e.Data) > 0 {
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+	}
+	t := f.Targets[e.Plugin]
+	if t.Seq == 0 {
+		t.Seq = e.Seq
+	}
+	if enabled && !t.Enabled {
+		f.streaks.reset(e.Plugin)
+	}
+	t.Enabled, t.Reversible, t.Quarantine = enabled, d.Reversible, d.Quarantine
+	f.Targets[e.Plugin] = t
+	if st, ok := f.Staged[e.Plugin]; ok {
+		st.Enabled, st.Reversible, st.Quarantine = enabled, d.Reversible, d.Quarantine
+		f.Staged[e.Plugin] = st
+	}
+	return nil
+}
+
+// MemoryLog is an in-memory EventLog and PluginEventReader.
 type MemoryLog struct {
-	mu     sync.RWMutex
-	events []Event
+	mu       sync.RWMutex
+	events   []Event
+	byPlugin map[string][]int // plugin -> indexes into events
 }
 
 // NewMemoryLog returns an empty in-memory log.
@@ -230,7 +265,29 @@ func (l *MemoryLog) Append(ctx context.Context, e Event) (int64, error) {
 	e.Seq = int64(len(l.events)) + 1
 	e.Data = slices.Clone(e.Data)
 	l.events = append(l.events, e)
+	if e.Plugin != "" {
+		if l.byPlugin == nil {
+			l.byPlugin = map[string][]int{}
+		}
+		l.byPlugin[e.Plugin] = append(l.byPlugin[e.Plugin], len(l.events)-1)
+	}
 	return e.Seq, nil
+}
+
+// ReadPlugin implements PluginEventReader.
+func (l *MemoryLog) ReadPlugin(ctx context.Context, plugin string, after int64, limit int) ([]Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var out []Event
+	for _, i := range l.byPlugin[plugin] {
+		if l.events[i].Seq > after && (limit <= 0 || len(out) < limit) {
+			out = append(out, l.events[i])
+		}
+	}
+	return out, nil
 }
 
 // Read implements EventLog.

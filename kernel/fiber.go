@@ -33,6 +33,12 @@ type fiber struct {
 	// reversible: the fiber was disabled with DisableReversibly, so
 	// EnableReversible may enable it again; every other disable holds.
 	reversible bool
+	// failures counts its activations that failed in a row (from the log
+	// at restore, then live); quarantine is why it was quarantined, and
+	// quarantining is set while a quarantine waits for the kernel's lock.
+	failures     int
+	quarantine   string
+	quarantining bool
 
 	effects  []effect
 	provides []string // keys currently provided, in order
@@ -71,6 +77,13 @@ type FiberView struct {
 	// (WithRequester on Propose): a credential's name, or user:<login>.
 	// Its scheduled jobs and hooks act as that person.
 	RequestedBy string `json:"requestedBy,omitempty"`
+	// Quarantine says why the kernel quarantined the plugin (its sandbox
+	// stopped, or its activations kept failing); it is set while the
+	// quarantine's disable holds, until an admin enables the plugin.
+	Quarantine string `json:"quarantine,omitempty"`
+	// SafeMode is set on an agent plugin a kernel in safe mode keeps
+	// inactive, whatever its enabled flag.
+	SafeMode bool `json:"safeMode,omitempty"`
 }
 
 // view builds the fiber's view; the caller holds k.reg for reading.
@@ -82,7 +95,8 @@ func (k *Kernel) view(f *fiber) FiberView {
 		Points: f.manifest.DeclaredPoints(),
 		Inject: k.deps(f.manifest.Inject), Optional: k.deps(f.manifest.Optional),
 		Provides: append([]string{}, f.provides...), Scopes: append([]string(nil), f.manifest.Scopes...),
-		Effects: len(f.effects), RequestedBy: f.requestedBy,
+		Effects: len(f.effects), RequestedBy: f.requestedBy, Quarantine: f.quarantine,
+		SafeMode: k.safeMode && f.trust == TrustAgent,
 	}
 	if f.err != nil {
 		v.Error = f.err.Error()

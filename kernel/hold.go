@@ -25,10 +25,12 @@ type toggle struct {
 	by         string // who disabled reversibly, for the log
 }
 
-// disabledData is the payload of a reversible plugin/disabled.
+// disabledData is the payload of a reversible plugin/disabled, and of
+// the kernel's quarantine of a plugin (a disable that holds).
 type disabledData struct {
 	By         string `json:"by,omitempty"`
 	Reversible bool   `json:"reversible,omitempty"`
+	Quarantine string `json:"quarantine,omitempty"`
 }
 
 // data is the event payload of t: only a reversible disable has one.

@@ -27,12 +27,12 @@ func (k *Kernel) Code(ctx context.Context, hash string) ([]byte, error) {
 }
 
 // Record appends an audit event such as judge/submitted or chat/turn. The
-// plugin/* types are the kernel's own source of truth and are refused here.
+// plugin/* and fiber/* types are the kernel's own (the log folds both) and are refused here.
 // Data is encoded as JSON.
 func (k *Kernel) Record(ctx context.Context, typ, plugin string, data any) error {
-	if typ == "" || !strings.Contains(typ, "/") || strings.HasPrefix(typ, "plugin/") {
+	if typ == "" || !strings.Contains(typ, "/") || strings.HasPrefix(typ, "plugin/") || strings.HasPrefix(typ, "fiber/") {
 		return k.errf(CodeValidation, "record", plugin,
-			fmt.Sprintf("event type %q must be a namespaced audit type such as judge/submitted, not plugin/*", typ))
+			fmt.Sprintf("event type %q must be a namespaced audit type such as judge/submitted, not plugin/* or fiber/*", typ))
 	}
 	return k.appendEvent(ctx, typ, plugin, data)
 }

@@ -30,6 +30,16 @@ type Options struct {
 	// system plugins name) with its name. Tests use it to stop the process
 	// at a chosen step; production leaves it nil.
 	Fault func(point string)
+	// QuarantineAfter is how many activations of an agent plugin may fail
+	// in a row (or stop the kernel's process) before it is quarantined;
+	// default DefaultQuarantineAfter. See ErrUnitStopped for the failures
+	// that quarantine at once.
+	QuarantineAfter int
+	// SafeMode boots with system plugins only: agent plugins are restored
+	// into views but never activated, none can be mounted, and nothing is
+	// written to the log on their behalf. Restarting without it brings
+	// them back as the log has them.
+	SafeMode bool
 }
 
 // Kernel is a plugin kernel. Its methods are safe for concurrent use: reads
@@ -44,6 +54,9 @@ type Kernel struct {
 	now     func() time.Time
 	rand    io.Reader
 	faultFn func(string)
+
+	quarantineN int
+	safeMode    bool
 
 	appended appendSignal // wakes readers waiting for the next event
 
@@ -68,6 +81,7 @@ func New(opts Options) *Kernel {
 	k := &Kernel{
 		name: opts.Name, log: opts.Log, blobs: opts.Blobs, exec: opts.Executor,
 		logger: opts.Logger, now: opts.Now, rand: opts.Rand, faultFn: opts.Fault,
+		quarantineN: opts.QuarantineAfter, safeMode: opts.SafeMode,
 		keys: map[string]*keyEntry{}, points: map[string]*pointEntry{}, fibers: map[string]*fiber{},
 		consumers: map[string][]*fiber{}, systemIDs: map[string]bool{}, holds: map[string]bool{},
 		issued: map[string]MountAuthorization{}, used: map[string]bool{},
@@ -144,9 +158,21 @@ func (k *Kernel) tag(err error) error {
 // instead of a deadlock.
 type opKey struct{}
 
+// InOperation reports whether ctx runs inside one of k's fiber operations:
+// an activation, an observer or an undo, which run under the operation
+// lock. Code that would wait for another operation (a submission to the
+// judge) checks it to fail at once instead of deadlocking.
+func (k *Kernel) InOperation(ctx context.Context) bool { return ctx.Value(opKey{}) == k }
+
+// SafeMode reports whether the kernel booted in safe mode (Options.SafeMode).
+func (k *Kernel) SafeMode() bool { return k.safeMode }
+
+// ErrSafeMode is why a kernel in safe mode refuses to mount agent plugins.
+var ErrSafeMode = errors.New("the kernel runs in safe mode: it activates system plugins only and mounts no agent plugin until it restarts without safe mode")
+
 // lock takes the operation lock, refusing re-entry from plugin code.
 func (k *Kernel) lock(ctx context.Context, op string) (context.Context, error) {
-	if ctx.Value(opKey{}) == k {
+	if k.InOperation(ctx) {
 		return ctx, k.errf(CodeLifecycle, op, "", "fiber operations cannot be called from activation or observer code")
 	}
 	if err := ctx.Err(); err != nil {

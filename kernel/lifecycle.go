@@ -2,7 +2,9 @@ package kernel
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 )
 
 // Install adds a system plugin, enabled. It does not activate it: the
@@ -92,6 +94,9 @@ func (k *Kernel) setEnabled(ctx context.Context, id string, t toggle) error {
 	}
 	k.noteHold(f, t)
 	k.reg.Lock()
+	if t.enabled && !f.enabled {
+		f.failures, f.quarantine = 0, "" // an enable of a disabled plugin starts afresh
+	}
 	f.enabled = t.enabled
 	f.reversible = t.reversible && !t.enabled
 	if t.enabled && f.state == StateFailed {
@@ -102,7 +107,10 @@ func (k *Kernel) setEnabled(ctx context.Context, id string, t toggle) error {
 }
 
 // Uninstall removes a fiber after deactivating it and its dependents, and
-// records plugin/uninstalled. System fibers need force, which taints the kernel.
+// records plugin/uninstalled. System fibers need force, and so does a fiber
+// another enabled fiber injects a key of (one it provides, or declares and
+// nobody else provides): without force that is CodeConflict naming them.
+// A forced uninstall of either taints the kernel (TaintForcedUninstall).
 func (k *Kernel) Uninstall(ctx context.Context, id string, force bool) error {
 	ctx, err := k.lock(ctx, "uninstall")
 	if err != nil {
@@ -118,10 +126,15 @@ func (k *Kernel) Uninstall(ctx context.Context, id string, force bool) error {
 	if f.trust == TrustSystem && !force {
 		return k.errf(CodeForbidden, "uninstall", id, "system plugins can only be uninstalled with force")
 	}
+	users := k.usersOf(f)
+	if len(users) > 0 && !force {
+		return k.errf(CodeConflict, "uninstall", id, fmt.Sprintf(
+			"%s is used: %s; uninstall or disable them first, or force it (which taints the kernel)", id, strings.Join(users, ", ")))
+	}
 	if err := k.appendEvent(ctx, EventPluginUninstalled, id, nil); err != nil {
 		return err
 	}
-	if f.trust == TrustSystem {
+	if f.trust == TrustSystem || len(users) > 0 {
 		k.Taint(TaintForcedUninstall)
 	}
 	delete(k.holds, id)
@@ -175,6 +188,9 @@ func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
 	}
 	defer k.mu.Unlock()
 	id := p.Manifest.ID
+	if k.safeMode {
+		return k.errf(CodeUnavailable, "propose", id, ErrSafeMode.Error())
+	}
 	if k.isSystemID(id) {
 		k.Taint(TaintTrustEscalation)
 		return k.errf(CodeReservedID, "propose", id, "the id belongs to a system plugin")
@@ -215,6 +231,7 @@ func (k *Kernel) mountTarget(ctx context.Context, t Target, code []byte) *fiber 
 	k.reg.Lock()
 	f.reversible = !t.Enabled && t.Reversible
 	f.requestedBy = t.RequestedBy
+	f.failures, f.quarantine = t.Failures, t.Quarantine
 	k.reg.Unlock()
 	return f
 }
@@ -246,4 +263,25 @@ func (k *Kernel) wrapErr(op, id, what string, err error) error {
 	e := k.errf(code, op, id, what)
 	e.Err = err
 	return e
+}
+
+// usersOf names, as "plugin (key)", the enabled fibers other than f that
+// inject a key f provides, or declares and nobody else provides: removing f
+// leaves them without it.
+func (k *Kernel) usersOf(f *fiber) []string {
+	k.reg.RLock()
+	defer k.reg.RUnlock()
+	var out []string
+	for _, key := range f.manifest.Provide {
+		if e := k.keys[key]; e != nil && e.present && e.owner != f.id {
+			continue
+		}
+		for _, c := range k.consumers[key] {
+			if c != f && c.enabled {
+				out = append(out, fmt.Sprintf("%s injects %s", c.id, key))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

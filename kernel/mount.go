@@ -54,8 +54,8 @@ func (k *Kernel) Commit(ctx context.Context, id, codeHash string) error {
 }
 
 // Abort discards the staged mount of id with this code hash: it records
-// plugin/aborted with the reason, then puts back what the log has
-// committed for id (its previous version, enabled or disabled as it was),
+// plugin/aborted with the reason, then puts back what the plugin's own
+// history in the log (PluginEventReader) has committed for id (its previous version, enabled or disabled as it was),
 // or removes the plugin when nothing was (or what was is refused, as
 // Restore refuses it: see RestoreGuard). It returns the version put back,
 // or "". An error of the version put back (it failed to activate again)
@@ -74,9 +74,13 @@ func (k *Kernel) Abort(ctx context.Context, id, codeHash, reason string) (string
 		return "", err
 	}
 	k.Fault(FaultAborted)
-	folded, events, err := k.readFold(ctx)
+	events, err := k.pluginHistory(ctx, id)
 	if err != nil {
 		return "", err
+	}
+	folded, err := Fold(events)
+	if err != nil {
+		return "", k.wrapErr("abort", id, "fold the plugin's events", err)
 	}
 	t, ok := folded.Targets[id]
 	if refused := k.vetRestore(events, map[string]Target{id: t}); ok && refused[id] != "" {

@@ -39,6 +39,9 @@ func (k *Kernel) Restore(ctx context.Context) error {
 		return err
 	}
 	target := folded.Targets
+	if err := k.quarantineAtBoot(ctx, target); err != nil {
+		return err
+	}
 	k.setHolds(target)
 	refused := k.vetRestore(events, target)
 	k.reportRefused(ctx, refused, target)
@@ -105,6 +108,28 @@ func (k *Kernel) readFold(ctx context.Context) (Folded, []Event, error) {
 		return Folded{}, nil, k.wrapErr("restore", "", "fold event log", err)
 	}
 	return folded, all, nil
+}
+
+// pluginHistory reads every event naming plugin id: through the log's
+// PluginEventReader when it has one, else by reading the whole log.
+func (k *Kernel) pluginHistory(ctx context.Context, id string) ([]Event, error) {
+	r, ok := k.log.(PluginEventReader)
+	if !ok {
+		_, all, err := k.readFold(ctx)
+		return slices.DeleteFunc(all, func(e Event) bool { return e.Plugin != id }), err
+	}
+	var out []Event
+	for after := int64(0); ; {
+		page, err := r.ReadPlugin(ctx, id, after, restorePage)
+		if err != nil {
+			return nil, k.wrapErr("history", id, "read the plugin's events", err)
+		}
+		out = append(out, page...)
+		if len(page) < restorePage {
+			return out, nil
+		}
+		after = page[len(page)-1].Seq
+	}
 }
 
 // restoreOne applies one plugin's target; the caller holds k.mu.

@@ -18,8 +18,10 @@ const EventPluginRestoreRefused = "plugin/restore_refused"
 //
 // VetRestore must not call the kernel: it runs while the kernel is locked.
 type RestoreGuard interface {
-	// VetRestore is given the whole log and the agent plugins it installs
-	// (by id), and returns what it refuses and what it vouches for.
+	// VetRestore is given the log and the agent plugins it installs (by
+	// id), and returns what it refuses and what it vouches for. Restore
+	// gives it the whole log; Abort, putting back one plugin, gives it
+	// that plugin's history (the events whose Plugin is its id).
 	VetRestore(events []Event, targets map[string]Target) RestoreVetting
 }
 

@@ -69,7 +69,8 @@ func (k *Kernel) settle(ctx context.Context) (failed []error, err error) {
 func (k *Kernel) ready(f *fiber) bool {
 	k.reg.RLock()
 	defer k.reg.RUnlock()
-	return f.enabled && f.state == StateInactive && k.fibers[f.id] == f && k.satisfied(f)
+	return f.enabled && f.state == StateInactive && k.fibers[f.id] == f && k.satisfied(f) &&
+		(!k.safeMode || f.trust != TrustAgent)
 }
 
 // waiting returns the inactive consumers of the keys f provides.
@@ -145,6 +146,9 @@ func (k *Kernel) activate(ctx context.Context, f *fiber) error {
 	f.gen++
 	gen := f.gen
 	k.reg.Unlock()
+	if f.trust == TrustAgent {
+		k.audit(ctx, EventFiberActivating, f.id, nil)
+	}
 	err := k.applyContributes(f, gen)
 	if err == nil {
 		err = k.runActivate(ctx, f, gen)
@@ -156,10 +160,11 @@ func (k *Kernel) activate(ctx context.Context, f *fiber) error {
 		f.state, f.err = StateFailed, err
 		k.reg.Unlock()
 		k.audit(ctx, EventFiberFailed, f.id, map[string]string{"error": err.Error()})
+		k.failedActivation(ctx, f, err)
 		return err
 	}
 	k.reg.Lock()
-	f.state = StateActive
+	f.state, f.failures = StateActive, 0
 	k.reg.Unlock()
 	k.audit(ctx, EventFiberActivated, f.id, nil)
 	return nil

@@ -10,6 +10,8 @@ type StateView struct {
 	Name   string      `json:"name"`
 	Fibers []FiberView `json:"fibers"`
 	Taint  TaintSet    `json:"taint"`
+	// SafeMode: the kernel booted with system plugins only (Options.SafeMode).
+	SafeMode bool `json:"safeMode,omitempty"`
 }
 
 // Generation counts the changes to the kernel: it moves whenever what a
@@ -22,7 +24,7 @@ func (k *Kernel) Generation() uint64 { return k.reg.gen.Load() }
 
 // State returns a snapshot of the kernel's fibers and taint flags.
 func (k *Kernel) State() StateView {
-	return StateView{Name: k.name, Fibers: k.Fibers(), Taint: k.Tainted()}
+	return StateView{Name: k.name, Fibers: k.Fibers(), Taint: k.Tainted(), SafeMode: k.safeMode}
 }
 
 // KeyView describes one key in the catalog.

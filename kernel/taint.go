@@ -31,6 +31,9 @@ const (
 	// never committed, or that a RestoreGuard refused (one needing an
 	// approval the log does not have); Restore left it out.
 	TaintRestoreRefused
+	// TaintQuarantine: an agent plugin was quarantined (its sandbox
+	// stopped, or its activations kept failing), or a boot found one.
+	TaintQuarantine
 )
 
 var taintNames = []struct {
@@ -44,6 +47,7 @@ var taintNames = []struct {
 	{TaintUndoFailed, "undo_failed"},
 	{TaintSystemDisableIgnored, "system_disable_ignored"},
 	{TaintRestoreRefused, "restore_refused"},
+	{TaintQuarantine, "quarantine"},
 }
 
 // String returns the flag's name.

@@ -31,6 +31,8 @@ var full = Config{
 	NoSessionApprove:       true,
 	SecureCookie:           true,
 	AutoApprove:            true,
+	SafeMode:               true,
+	QuarantineAfter:        5,
 	SensitivePoints:        []string{"http.route", "tool"},
 	SensitiveScopes:        []string{"net"},
 	SystemPlugins:          []string{"audit", "rpc"},

@@ -10,6 +10,7 @@ import (
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/drivers/executor/isolated"
 	"github.com/sms-baseline/sms/judge"
+	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/kernelcmd/kernelconfig"
 	"github.com/sms-baseline/sms/plugins/agentloop"
 )
@@ -47,6 +48,8 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.BoolVar(&c.NoSessionApprove, "no-session-approve", Defaults.NoSessionApprove, "no user session carries the approve scope, admins' included (set by the operator: decisions come through Approval objects)")
 	fs.BoolVar(&c.SecureCookie, "secure-cookie", Defaults.SecureCookie, "mark the session cookie Secure on plain HTTP too (behind a proxy that terminates TLS)")
 	fs.BoolVar(&c.AutoApprove, "auto-approve", Defaults.AutoApprove, "mount sensitive plugins without a human (taints the kernel)")
+	fs.BoolVar(&c.SafeMode, "safe-mode", Defaults.SafeMode, "boot with system plugins only: agent plugins stay in the log, listed and inactive, and none can be mounted; restart without it to bring them back")
+	fs.IntVar(&c.QuarantineAfter, "quarantine-after", Defaults.QuarantineAfter, "activations of an agent plugin that may fail in a row (or stop the kernel) before it is quarantined, at most "+strconv.Itoa(kernelconfig.MaxQuarantineAfter)+" (default "+strconv.Itoa(kernel.DefaultQuarantineAfter)+")")
 	fs.StringSliceVar(&c.SensitivePoints, "sensitive-points", Defaults.SensitivePoints, "points whose contributions need approval (default "+strings.Join(judge.DefaultSensitivePoints, ",")+")")
 	fs.StringSliceVar(&c.SensitiveScopes, "sensitive-scopes", Defaults.SensitiveScopes, "scopes that need approval (default "+strings.Join(judge.DefaultSensitiveScopes, ",")+")")
 	fs.StringVar(&c.Objects, "objects", Defaults.Objects, ObjectsForms)

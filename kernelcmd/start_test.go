@@ -109,6 +109,7 @@ func TestStartRefusesBadSettings(t *testing.T) {
 		{"missing token file", func(c *Config, dir string) { c.TokenFile = filepath.Join(dir, "none") }, "--admin-token-file: "},
 		{"bad store", func(c *Config, _ string) { c.Store = "mysql://db" }, "--store: "},
 		{"too many agent steps", func(c *Config, _ string) { c.Agent.MaxSteps = 65 }, "--agent-max-steps 65: want 1 to 64"},
+		{"quarantine bound", func(c *Config, _ string) { c.QuarantineAfter = 101 }, "--quarantine-after 101: want 1 to 100"},
 		{"unknown system plugin", func(c *Config, _ string) { c.SystemPlugins = []string{"rpc", "mail"} }, `--system-plugins: unknown system plugin "mail": the optional system plugins are audit, automation, meta, rpc, console`},
 		{"tenant without a namespace", func(c *Config, _ string) { c.Tenant = "shop" }, `--tenant "shop": want NAMESPACE/NAME, both lowercase DNS labels`},
 		{"tenant not a DNS label", func(c *Config, _ string) { c.Tenant = "acme/Shop_1" }, `--tenant "acme/Shop_1": want NAMESPACE/NAME`},

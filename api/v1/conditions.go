@@ -14,6 +14,9 @@ const (
 	ConditionMounted     = "Mounted"
 	ConditionDenied      = "Denied"
 	ConditionExpired     = "Expired"
+	// ConditionQuarantined is on a Plugin the kernel quarantined (its
+	// sandbox stopped, or its activations kept failing); absent otherwise.
+	ConditionQuarantined = "Quarantined"
 )
 
 // Condition reasons. A rejection's reason names the gate that refused the
@@ -42,6 +45,8 @@ const (
 	ReasonCodeChanged       = "CodeChanged"
 	ReasonTTLExpired        = "TTLExpired"
 	ReasonSelfApproval      = "SelfApproval"
+	ReasonQuarantined       = "Quarantined"
+	ReasonSafeMode          = "SafeMode"
 	// ReasonKernelRefused: the kernel's admin API refused the submission
 	// itself (a 4xx, such as a body over its limit). The same spec gets
 	// the same answer, so only a new spec is submitted again.
@@ -88,6 +93,10 @@ const (
 	// Approval by the webhook when its decision is set.
 	AnnotationDecidedBy = "sms.dev/decided-by"
 	AnnotationDecidedAt = "sms.dev/decided-at"
+	// AnnotationForceUninstall set to "true" on a Plugin lets its deletion
+	// uninstall it even while other enabled plugins inject a key it
+	// provides (they lose it); the kernel is tainted forced_uninstall.
+	AnnotationForceUninstall = "sms.dev/force-uninstall"
 	// AnnotationKernelSubmission, AnnotationKernelCode,
 	// AnnotationKernelEnabled and AnnotationKernelInstalled are written by
 	// the mirror on agent-made Plugins, in the same apply as the spec they

@@ -269,6 +269,12 @@ type TenantSpec struct {
 	// Suspend scales the kernel to zero; its data is kept.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+	// SafeMode boots the kernel with system plugins only (manager kernel
+	// --safe-mode): agent plugins stay in its log, listed and inactive,
+	// and none can be mounted. Nothing is lost; turning it off brings them
+	// back. For a kernel that a plugin keeps from serving.
+	// +optional
+	SafeMode bool `json:"safeMode,omitempty"`
 	// Agent configures the chat agent when the tenant has a model.
 	// +optional
 	Agent *TenantAgent `json:"agent,omitempty"`
@@ -303,6 +309,10 @@ type PluginCounts struct {
 	Mounted int32 `json:"mounted"`
 	Pending int32 `json:"pending"`
 	Failed  int32 `json:"failed"`
+	// Quarantined counts the plugins the kernel quarantined: their sandbox
+	// stopped, or their activations kept failing.
+	// +optional
+	Quarantined int32 `json:"quarantined,omitempty"`
 }
 
 // TenantAgent configures a tenant's chat agent.
@@ -357,6 +367,10 @@ type TenantStatus struct {
 	// kernel itself says (spec.users asks for them).
 	// +optional
 	Users bool `json:"users,omitempty"`
+	// SafeMode reports whether the kernel runs in safe mode, as the kernel
+	// itself says (spec.safeMode asks for it).
+	// +optional
+	SafeMode bool `json:"safeMode,omitempty"`
 }
 
 // Tenant runs one kernel: its storage, model and judge policy.

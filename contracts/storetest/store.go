@@ -28,6 +28,7 @@ func RunStore(t *testing.T, newLocation func(t *testing.T) Location) {
 	}{
 		{"AppendRead", testAppendRead},
 		{"Paging", testPaging},
+		{"PluginHistory", testPluginHistory},
 		{"ConcurrentAppend", testConcurrentAppend},
 		{"InvalidData", testInvalidData},
 		{"AppendCancelled", testAppendCancelled},
@@ -128,6 +129,40 @@ func testPaging(t *testing.T, loc Location) {
 			}
 			checkEvents(t, got, events[tc.from:tc.to], int64(tc.from)+1)
 		})
+	}
+}
+
+// ReadPlugin returns one plugin's events alone, paged like Read, so a
+// rollback need not read the whole log. Seen failing with the query's
+// plugin condition removed.
+func testPluginHistory(t *testing.T, loc Location) {
+	st := open(t, loc)
+	events := sampleEvents()
+	appendAll(t, st.Log(), events)
+	r, ok := st.Log().(kernel.PluginEventReader)
+	if !ok {
+		t.Fatalf("the store's log %T is not a kernel.PluginEventReader: a rollback would read the whole log", st.Log())
+	}
+	cases := []struct {
+		plugin string
+		after  int64
+		limit  int
+		want   []int // indexes into events
+	}{
+		{"agent.a", 0, 0, []int{0, 1, 3}}, {"agent.a", 1, 0, []int{1, 3}}, {"agent.a", 0, 2, []int{0, 1}},
+		{"agent.a", 2, 1, []int{3}}, {"agent.b", 0, 0, []int{4}}, {"agent.c", 0, 0, nil},
+	}
+	for _, tc := range cases {
+		got, err := r.ReadPlugin(context.Background(), tc.plugin, tc.after, tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(tc.want) {
+			t.Fatalf("ReadPlugin(%s, after %d, limit %d) = %d events, want %d", tc.plugin, tc.after, tc.limit, len(got), len(tc.want))
+		}
+		for i, w := range tc.want {
+			checkEvents(t, got[i:i+1], events[w:w+1], int64(w)+1)
+		}
 	}
 }
 

@@ -76,6 +76,11 @@ type Config struct {
 	SecureCookie bool
 	// AutoApprove mounts sensitive plugins without a human.
 	AutoApprove bool
+	// SafeMode boots with system plugins only (kernel.Options.SafeMode).
+	SafeMode bool
+	// QuarantineAfter is how many activations of an agent plugin may fail
+	// in a row before it is quarantined; 0: kernel.DefaultQuarantineAfter.
+	QuarantineAfter int
 	// SensitivePoints and SensitiveScopes replace the judge's defaults
 	// when not nil.
 	SensitivePoints []string
@@ -131,6 +136,10 @@ type Agent struct {
 // MaxAgentSteps is the most model calls a turn may be allowed.
 const MaxAgentSteps = 64
 
+// MaxQuarantineAfter is the largest QuarantineAfter: a plugin that failed
+// more activations in a row than this is quarantined whatever the flag.
+const MaxQuarantineAfter = 100
+
 // Defaults are the flag defaults of `manager kernel`.
 var Defaults = Config{
 	Listen:   "127.0.0.1:8787",
@@ -182,10 +191,13 @@ func (c Config) Args() []string {
 	if c.Agent.MaxSteps != 0 {
 		args = append(args, "--agent-max-steps="+strconv.Itoa(c.Agent.MaxSteps))
 	}
+	if c.QuarantineAfter != 0 {
+		args = append(args, "--quarantine-after="+strconv.Itoa(c.QuarantineAfter))
+	}
 	for _, b := range []struct {
 		on   bool
 		flag string
-	}{{c.Model.AllowUnofficial, "--allow-unofficial-gpt-oauth"}, {c.Users, "--users"}, {c.NoSessionApprove, "--no-session-approve"}, {c.SecureCookie, "--secure-cookie"}, {c.AutoApprove, "--auto-approve"}} {
+	}{{c.Model.AllowUnofficial, "--allow-unofficial-gpt-oauth"}, {c.Users, "--users"}, {c.NoSessionApprove, "--no-session-approve"}, {c.SecureCookie, "--secure-cookie"}, {c.AutoApprove, "--auto-approve"}, {c.SafeMode, "--safe-mode"}} {
 		if b.on {
 			args = append(args, b.flag)
 		}

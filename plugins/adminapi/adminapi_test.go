@@ -243,6 +243,8 @@ func TestBadInput(t *testing.T) {
 		{"wrong type", "POST", "/api/plugins", map[string]any{"manifest": "x", "code": 1}, 400, "validation"},
 		{"unknown plugin", "POST", "/api/plugins/agent.none/enable", nil, 404, "not_found"},
 		{"system uninstall", "DELETE", "/api/plugins/sms.http", nil, 403, "forbidden"},
+		{"system forced uninstall", "DELETE", "/api/plugins/sms.http?force=true", nil, 403, "forbidden"},
+		{"bad force", "DELETE", "/api/plugins/agent.none?force=yes", nil, 400, "validation"},
 		{"unknown approval", "POST", "/api/approvals/nope/approve", nil, 404, "not_found"},
 		{"bad after", "GET", "/api/events?after=-1", nil, 400, "validation"},
 		{"bad limit", "GET", "/api/events?limit=5000", nil, 400, "validation"},

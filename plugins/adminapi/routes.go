@@ -140,9 +140,23 @@ func (a *admin) toggle(enable bool) smshttp.Handler {
 	}
 }
 
+// uninstall removes an agent plugin. ?force=true removes one another
+// enabled plugin depends on (and taints the kernel); system plugins stay
+// installed whatever the query says.
 func (a *admin) uninstall(ctx context.Context, r *smshttp.Request) (*smshttp.Response, error) {
 	id := r.Params["id"]
-	if err := a.k.Uninstall(ctx, id, false); err != nil {
+	force := false
+	switch r.Query["force"] {
+	case "", "false":
+	case "true":
+		force = true
+	default:
+		return nil, smshttp.NewError(smshttp.KindValidation, `force must be "true" or "false", not `+strconv.Quote(r.Query["force"]))
+	}
+	if f, ok := a.k.Fiber(id); ok && f.Trust == kernel.TrustSystem {
+		return nil, a.k.Uninstall(ctx, id, false) // refused: system plugins stay on
+	}
+	if err := a.k.Uninstall(ctx, id, force); err != nil {
 		return nil, err
 	}
 	return answer(adminv1.Uninstalled{Uninstalled: id}), nil

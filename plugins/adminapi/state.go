@@ -64,7 +64,7 @@ func (a *admin) snapshot() (string, adminv1.State, []byte, error) {
 func (a *admin) buildState(pending []judge.Approval) adminv1.State {
 	s := a.k.State()
 	v := adminv1.State{Kernel: s.Name, Auth: adminv1.AuthOpen, Fibers: wireFibers(s.Fibers), Pending: a.located(wireApprovals(pending)),
-		Routes: wireRoutes(a.http.Routes()), Taint: s.Taint.Names()}
+		Routes: wireRoutes(a.http.Routes()), Taint: s.Taint.Names(), SafeMode: s.SafeMode}
 	if a.http.Secured() {
 		v.Auth = adminv1.AuthToken
 	}

@@ -18,7 +18,8 @@ func wireFiber(f kernel.FiberView) adminv1.Fiber {
 	return adminv1.Fiber{ID: f.ID, Version: f.Version, Description: f.Description, Trust: wireTrust(f.Trust),
 		Enabled: f.Enabled, State: adminv1.FiberState(f.State), Error: f.Error, CodeHash: f.CodeHash, Staged: f.Staged,
 		Points: f.Points, Inject: wireDeps(f.Inject), Optional: wireDeps(f.Optional), Provides: f.Provides,
-		Scopes: f.Scopes, Effects: f.Effects, Held: f.Held, RequestedBy: f.RequestedBy}
+		Scopes: f.Scopes, Effects: f.Effects, Held: f.Held, RequestedBy: f.RequestedBy, Quarantine: f.Quarantine,
+		SafeMode: f.SafeMode}
 }
 
 func wireFibers(in []kernel.FiberView) []adminv1.Fiber {

@@ -115,6 +115,7 @@ func TestNamesAgree(t *testing.T) {
 		{adminv1.KindForbidden, string(smshttp.KindForbidden)}, {adminv1.KindNotFound, string(smshttp.KindNotFound)},
 		{adminv1.KindConflict, string(smshttp.KindConflict)}, {adminv1.KindTooLarge, string(smshttp.KindTooLarge)},
 		{adminv1.KindTooMany, string(smshttp.KindTooMany)}, {adminv1.KindInternal, string(smshttp.KindInternal)},
+		{adminv1.KindUnavailable, string(smshttp.KindUnavailable)},
 	}
 	for _, p := range pairs {
 		if p[0] != p[1] {

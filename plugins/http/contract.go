@@ -134,8 +134,11 @@ const (
 	// KindTooMany refuses a request past a limit on how many of something
 	// may run at once (event streams per credential, say); the message
 	// names the limit. Retry once one has ended.
-	KindTooMany  Kind = "too_many"
-	KindInternal Kind = "internal"
+	KindTooMany Kind = "too_many"
+	// KindUnavailable refuses what the kernel does not do in its current
+	// mode (safe mode mounts no plugin); retry once it runs normally.
+	KindUnavailable Kind = "unavailable"
+	KindInternal    Kind = "internal"
 )
 
 // Status returns the HTTP status of the kind.
@@ -155,6 +158,8 @@ func (k Kind) Status() int {
 		return http.StatusRequestEntityTooLarge
 	case KindTooMany:
 		return http.StatusTooManyRequests
+	case KindUnavailable:
+		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError
 	}
@@ -187,6 +192,8 @@ func KindOf(err error) Kind {
 		return KindConflict
 	case kernel.CodeTrust, kernel.CodeForbidden, kernel.CodeAuthorization:
 		return KindForbidden
+	case kernel.CodeUnavailable:
+		return KindUnavailable
 	}
 	return KindInternal
 }

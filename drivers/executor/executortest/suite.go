@@ -39,7 +39,7 @@ type testCase struct {
 // Run runs the conformance suite against the executors factory builds. Each
 // case is a subtest.
 func Run(t *testing.T, factory Factory) {
-	groups := [][]testCase{bridgeCases, hostContextCases, errorCases, limitCases, containmentCases}
+	groups := [][]testCase{bridgeCases, hostContextCases, errorCases, limitCases, containmentCases, quarantineCases}
 	for _, group := range groups {
 		for _, c := range group {
 			t.Run(c.name, func(t *testing.T) { c.run(t, factory) })

@@ -237,7 +237,7 @@ func (u *unit) start(j *job, first func() error, wake bool) {
 	// Set under u.mu, which release takes before reading them.
 	j.unit.Store(u)
 	j.deadline = time.Now().Add(u.opts.Deadline)
-	j.timer = time.AfterFunc(u.opts.Deadline, func() { u.abandon(j, fmt.Errorf("%s: %w", j.what, u.deadlineErr)) })
+	j.timer = time.AfterFunc(u.opts.Deadline, func() { u.overran(j) })
 	if j.ctx.Done() != nil {
 		j.stopCtx = context.AfterFunc(j.ctx, func() { u.abandon(j, fmt.Errorf("%s: %w", j.what, context.Cause(j.ctx))) })
 	}
@@ -255,10 +255,21 @@ func (u *unit) start(j *job, first func() error, wake bool) {
 	}
 }
 
-// abandon ends a job that ran out of time or whose context ended.
+// abandon ends a job whose context ended.
 func (u *unit) abandon(j *job, err error) {
 	j.gone.Store(true)
 	u.interrupt(j, err)
+	j.finish("", err)
+}
+
+// overran ends a job that ran out of time. Interrupting its JavaScript
+// stops the unit, so then the job's error says so.
+func (u *unit) overran(j *job) {
+	err := fmt.Errorf("%s: %w", j.what, u.deadlineErr)
+	j.gone.Store(true)
+	if u.interrupt(j, err) {
+		err = stoppedBy(err)
+	}
 	j.finish("", err)
 }
 

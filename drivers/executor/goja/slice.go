@@ -1,12 +1,15 @@
 package goja
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	js "github.com/dop251/goja"
+
+	"github.com/sms-baseline/sms/kernel"
 )
 
 var errAbandoned = errors.New("the caller stopped waiting")
@@ -20,10 +23,12 @@ var errAbandoned = errors.New("the caller stopped waiting")
 // catch, then reports every job whose promise settled.
 func (u *unit) slice(j *job, fn func() error) {
 	if err := u.run(j, fn); err != nil {
+		jerr := u.jsError(j, err)
 		if uncatchable(err) {
-			u.stop(u.jsError(j, err))
+			u.stop(jerr)
+			jerr = stoppedBy(jerr)
 		}
-		j.finish("", u.jsError(j, err))
+		j.finish("", jerr)
 		delete(u.jobs, j)
 		u.forget(j)
 	}
@@ -45,7 +50,7 @@ func uncatchable(err error) bool {
 func (u *unit) stop(cause error) {
 	u.mu.Lock()
 	if u.stopped == nil {
-		u.stopped = fmt.Errorf("%s was stopped after %w; disable and enable it to start it again", u.plugin, cause)
+		u.stopped = stoppedBy(fmt.Errorf("%s was stopped after %w; disable and enable it to start it again", u.plugin, cause))
 	}
 	stopped := u.stopped
 	u.mu.Unlock()
@@ -54,6 +59,18 @@ func (u *unit) stop(cause error) {
 		delete(u.jobs, j)
 		u.forget(j)
 	}
+}
+
+// stoppedBy marks the error of a stopped unit as kernel.ErrUnitStopped,
+// which quarantines the plugin, unless its cause was the caller's: a
+// caller that cancels or times out a call must not quarantine a plugin
+// other callers use (the unit still cannot run again until it is enabled
+// anew or the kernel restarts).
+func stoppedBy(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return kernel.Stopped(err)
 }
 
 // run runs fn with the deadline guard armed and the slice charged to j.
@@ -77,6 +94,9 @@ func (u *unit) run(j *job, fn func() error) error {
 	err := fn()
 	u.sliceMu.Lock()
 	u.running = nil
+	if uncatchable(err) {
+		u.halted = j // before the slice's end shows: see interrupt
+	}
 	u.rt.ClearInterrupt() // an interrupt that arrived as the slice ended must not hit the next one
 	u.sliceMu.Unlock()
 	return err
@@ -117,14 +137,17 @@ func (u *unit) expire(seq uint64, reason error) {
 	})
 }
 
-// interrupt stops j's JavaScript if it is running now.
-func (u *unit) interrupt(j *job, reason error) {
+// interrupt stops j's JavaScript if it is running now. It reports whether
+// the unit stops for j: it was running, or an uncatchable error just ended
+// its slice (the guard's interrupt may end it first).
+func (u *unit) interrupt(j *job, reason error) bool {
 	u.sliceMu.Lock()
-	seq, running := u.sliceSeq, u.running == j
+	seq, running, halted := u.sliceSeq, u.running == j, u.halted == j
 	u.sliceMu.Unlock()
 	if running {
 		u.expire(seq, reason)
 	}
+	return running || halted
 }
 
 // jsError turns an error a slice ended with into the job's error.

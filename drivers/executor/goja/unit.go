@@ -58,6 +58,7 @@ type unit struct {
 	sliceSeq uint64
 	sliceEnd time.Time   // when the running slice's deadline passes
 	guard    *time.Timer // the slice guard, reset by every slice
+	halted   *job        // the job whose slice an uncatchable error ended (the unit stops)
 }
 
 type rejected struct {

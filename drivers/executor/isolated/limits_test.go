@@ -3,6 +3,7 @@ package isolated_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -52,8 +53,10 @@ func wantErr(t *testing.T, err error, parts ...string) {
 
 // Allocating without bound ends that plugin's child with a clear error,
 // in activation or in a call; the kernel and its other plugins keep
-// serving, and the dead plugin's later calls say why it is gone.
-// Seen failing with the RLIMIT_AS Setrlimit removed from applyLimits.
+// serving, and the dead plugin's later calls say why it is gone. The
+// errors are kernel.ErrUnitStopped, which quarantines a committed plugin.
+// Seen failing with the RLIMIT_AS Setrlimit removed from applyLimits, and
+// (not ErrUnitStopped) with watch's kernel.Stopped removed.
 func TestMemoryBombFailsOnlyThatPlugin(t *testing.T) {
 	exec := newExecutor(t, isolated.Options{MemoryLimit: 256 << 20, Runtime: goja.Options{Deadline: 20 * time.Second}})
 	env := executortest.NewEnv(t, exec)
@@ -78,8 +81,14 @@ func TestMemoryBombFailsOnlyThatPlugin(t *testing.T) {
 	}
 	_, err = tool(t, env.K, "bomb")(context.Background())
 	wantErr(t, err, "sandbox process exited", "out of memory")
+	if !errors.Is(err, kernel.ErrUnitStopped) {
+		t.Fatalf("the crashed call's error %v is not kernel.ErrUnitStopped", err)
+	}
 	_, err = tool(t, env.K, "after")(context.Background())
 	wantErr(t, err, "sandbox process exited")
+	if !errors.Is(err, kernel.ErrUnitStopped) {
+		t.Fatalf("a later call's error %v is not kernel.ErrUnitStopped", err)
+	}
 	if out, err := tool(t, env.K, "calm")(context.Background()); err != nil || out != "calm" {
 		t.Fatalf("other plugin = %v, %v; want calm", out, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,6 +50,7 @@ const (
 	kindDeadline = "deadline"
 	kindClosed   = "closed"
 	kindCanceled = "canceled"
+	kindStopped  = "stopped" // kernel.ErrUnitStopped, with the kind of its cause after a comma
 )
 
 // maxMessage bounds one message: a snapshot, escaped, plus the code of a plugin.
@@ -164,6 +166,16 @@ func (c *conn) recv() (message, error) {
 
 // kindOf classifies an error for the crossing.
 func kindOf(err error) string {
+	if errors.Is(err, kernel.ErrUnitStopped) {
+		if cause := causeKind(err); cause != "" {
+			return kindStopped + "," + cause
+		}
+		return kindStopped
+	}
+	return causeKind(err)
+}
+
+func causeKind(err error) string {
 	switch {
 	case errors.Is(err, goja.ErrDeadline), errors.Is(err, context.DeadlineExceeded):
 		return kindDeadline
@@ -178,25 +190,28 @@ func kindOf(err error) string {
 // remoteError is an error that crossed the pipe: its text, and the sentinel
 // its kind names, so errors.Is(err, goja.ErrDeadline) holds on both sides.
 type remoteError struct {
-	msg  string
-	kind error
+	msg   string
+	kinds []error
 }
 
-func (e *remoteError) Error() string { return e.msg }
-func (e *remoteError) Unwrap() error { return e.kind }
+func (e *remoteError) Error() string   { return e.msg }
+func (e *remoteError) Unwrap() []error { return e.kinds }
+
+// kinds maps a crossing's kind names to their sentinels.
+var kinds = map[string]error{
+	kindDeadline: goja.ErrDeadline, kindClosed: goja.ErrClosed, kindCanceled: context.Canceled,
+	kindStopped: kernel.ErrUnitStopped,
+}
 
 func errorOf(m message) error {
 	if m.Error == "" {
 		return nil
 	}
 	e := &remoteError{msg: m.Error}
-	switch m.Kind {
-	case kindDeadline:
-		e.kind = goja.ErrDeadline
-	case kindClosed:
-		e.kind = goja.ErrClosed
-	case kindCanceled:
-		e.kind = context.Canceled
+	for _, name := range strings.Split(m.Kind, ",") {
+		if kind, ok := kinds[name]; ok {
+			e.kinds = append(e.kinds, kind)
+		}
 	}
 	return e
 }

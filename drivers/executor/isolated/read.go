@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sms-baseline/sms/drivers/executor/internal/workers"
+	"github.com/sms-baseline/sms/kernel"
 )
 
 // readFor reads the child's messages while request id leads, until its
@@ -233,7 +234,7 @@ func (u *unit) watch(stderr io.Reader) {
 	u.lease.give()
 	u.mu.Lock()
 	if u.dead == nil && !u.closed {
-		u.dead = u.exitError(waitErr)
+		u.dead = kernel.Stopped(u.exitError(waitErr))
 		u.logger.Warn("Sandbox process exited", "plugin", u.plugin, "error", u.dead, "stderr", u.tail.String())
 	}
 	u.mu.Unlock()

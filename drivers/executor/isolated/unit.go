@@ -339,7 +339,7 @@ func (u *unit) deadErr() error {
 func (u *unit) kill(reason error) {
 	u.mu.Lock()
 	if u.dead == nil {
-		u.dead = reason
+		u.dead = kernel.Stopped(reason)
 	}
 	u.mu.Unlock()
 	u.killProcess()

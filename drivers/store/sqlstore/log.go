@@ -27,7 +27,11 @@ RETURNING "seq"`
 
 const readSQL = `SELECT "seq", "type", "plugin", "time", "data" FROM ` + EventsTable + ` WHERE "seq" > ? ORDER BY "seq"`
 
-// eventLog is a kernel.EventLog in EventsTable.
+// readPluginSQL reads one plugin's events through the index on (plugin, seq).
+const readPluginSQL = `SELECT "seq", "type", "plugin", "time", "data" FROM ` + EventsTable +
+	` WHERE "plugin" = ? AND "seq" > ? ORDER BY "seq"`
+
+// eventLog is a kernel.EventLog and kernel.PluginEventReader in EventsTable.
 type eventLog struct {
 	db contracts.Database
 }
@@ -65,7 +69,20 @@ func (l *eventLog) Append(ctx context.Context, e kernel.Event) (int64, error) {
 
 // Read implements kernel.EventLog.
 func (l *eventLog) Read(ctx context.Context, after int64, limit int) ([]kernel.Event, error) {
-	q, args := readSQL, []any{after}
+	return l.read(ctx, readSQL, []any{after}, limit)
+}
+
+// ReadPlugin implements kernel.PluginEventReader.
+func (l *eventLog) ReadPlugin(ctx context.Context, plugin string, after int64, limit int) ([]kernel.Event, error) {
+	out, err := l.read(ctx, readPluginSQL, []any{plugin, after}, limit)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", plugin, err)
+	}
+	return out, nil
+}
+
+func (l *eventLog) read(ctx context.Context, q string, args []any, limit int) ([]kernel.Event, error) {
+	after := args[len(args)-1]
 	if limit > 0 {
 		// A literal, not a parameter: SQLite prepares a statement again
 		// each time a LIMIT parameter is bound, so a cached one would not

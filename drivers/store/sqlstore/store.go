@@ -56,6 +56,7 @@ func createTables(ctx context.Context, db contracts.Database, t contracts.Column
 	"time" ` + t.Text + ` NOT NULL,
 	"data" ` + t.Text + `
 );
+CREATE INDEX IF NOT EXISTS ` + EventsTable + `_plugin ON ` + EventsTable + ` ("plugin", "seq");
 CREATE TABLE IF NOT EXISTS ` + BlobsTable + ` (
 	"hash" ` + t.Text + ` PRIMARY KEY,
 	"data" ` + t.Blob + ` NOT NULL

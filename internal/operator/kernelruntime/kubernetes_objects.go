@@ -110,6 +110,7 @@ func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 		TokenAuthFile: k8sChatPath + "/" + smsv1.SecretKeyTokenAuth,
 		Executor:      string(t.Spec.Executor),
 		AutoApprove:   t.Spec.Judge.AutoApprove,
+		SafeMode:      t.Spec.SafeMode,
 		SystemPlugins: SystemPluginNames(t.Spec.SystemPlugins),
 	}
 	if cfg.Executor == "" {

@@ -32,6 +32,7 @@ func TestKubernetesEnsureUpdatesStatefulSet(t *testing.T) {
 	}
 
 	tenant.Spec.Judge.AutoApprove = true
+	tenant.Spec.SafeMode = true
 	tenant.Spec.Image = "registry.example/other:latest"
 	k8sEnsure(t, tenant)
 	after, _ := k8sObjects(t, tenant)
@@ -39,8 +40,8 @@ func TestKubernetesEnsureUpdatesStatefulSet(t *testing.T) {
 	if after.ResourceVersion == before.ResourceVersion {
 		t.Errorf("resourceVersion unchanged after a spec change")
 	}
-	if f := k8sFlags(t, c.Args); f["auto-approve"] != "true" {
-		t.Errorf("args = %q, want --auto-approve", c.Args)
+	if f := k8sFlags(t, c.Args); f["auto-approve"] != "true" || f["safe-mode"] != "true" {
+		t.Errorf("args = %q, want --auto-approve and --safe-mode", c.Args)
 	}
 	if c.Image != tenant.Spec.Image || c.ImagePullPolicy != corev1.PullAlways || c.Command != nil {
 		t.Errorf("image, pull policy, command = %s, %s, %q; want %s, Always and the image's entrypoint",
@@ -48,10 +49,11 @@ func TestKubernetesEnsureUpdatesStatefulSet(t *testing.T) {
 	}
 
 	tenant.Spec.Judge.AutoApprove = false
+	tenant.Spec.SafeMode = false
 	tenant.Spec.Image = ""
 	k8sEnsure(t, tenant)
 	back, _ := k8sObjects(t, tenant)
-	if c := k8sContainer(t, back); slices.Contains(c.Args, "--auto-approve") || c.Image != k8sTestImage ||
+	if c := k8sContainer(t, back); slices.Contains(c.Args, "--auto-approve") || slices.Contains(c.Args, "--safe-mode") || c.Image != k8sTestImage ||
 		c.ImagePullPolicy != corev1.PullIfNotPresent {
 		t.Errorf("args, image, pull policy = %q, %s, %s; want no --auto-approve, %s, IfNotPresent",
 			c.Args, c.Image, c.ImagePullPolicy, k8sTestImage)

@@ -57,7 +57,19 @@ func (c *Client) toggle(ctx context.Context, path string) (Fiber, error) {
 // kernel's own not_found answer (a proxy, a wrong base URL) still is.
 // System plugins cannot be uninstalled (a 403 *Error).
 func (c *Client) Uninstall(ctx context.Context, id string) error {
-	err := c.do(ctx, call{method: http.MethodDelete, path: Path(RoutePlugin, id)}, nil)
+	return c.uninstall(ctx, id, nil)
+}
+
+// ForceUninstall removes the agent plugin id even while other enabled
+// plugins inject a key it provides (Uninstall answers those with a 409
+// naming them); the kernel is tainted forced_uninstall. System plugins
+// still cannot be uninstalled.
+func (c *Client) ForceUninstall(ctx context.Context, id string) error {
+	return c.uninstall(ctx, id, url.Values{"force": {"true"}})
+}
+
+func (c *Client) uninstall(ctx context.Context, id string, query url.Values) error {
+	err := c.do(ctx, call{method: http.MethodDelete, path: Path(RoutePlugin, id), query: query}, nil)
 	var e *Error
 	if errors.As(err, &e) && e.Status == http.StatusNotFound && e.Kind == KindNotFound {
 		return nil

@@ -138,7 +138,10 @@ const (
 	KindConflict   = "conflict"
 	KindTooLarge   = "too_large"
 	KindTooMany    = "too_many"
-	KindInternal   = "internal"
+	// KindUnavailable: the kernel does not do this in its current mode
+	// (safe mode mounts no plugin), a 503; retry once it runs normally.
+	KindUnavailable = "unavailable"
+	KindInternal    = "internal"
 )
 
 // HashCode is the hash the kernel binds code to: "sha256:" and the hex

@@ -30,6 +30,10 @@ type State struct {
 	Collections []Collection `json:"collections"`
 	// Taint names the taint flags set since boot.
 	Taint []string `json:"taint"`
+	// SafeMode: the kernel booted with system plugins only (manager
+	// kernel --safe-mode); agent plugins are listed, inactive, and none
+	// can be mounted until it restarts without it.
+	SafeMode bool `json:"safeMode,omitempty"`
 }
 
 // Auth modes of State.Auth.
@@ -68,6 +72,13 @@ type Fiber struct {
 	// RequestedBy is who asked for an agent plugin's installed version: a
 	// credential's name or user:<login>. Its jobs and hooks act as them.
 	RequestedBy string `json:"requestedBy,omitempty"`
+	// Quarantine says why the kernel quarantined the plugin (its sandbox
+	// stopped, or its activations kept failing). It is disabled and held
+	// until an admin enables it.
+	Quarantine string `json:"quarantine,omitempty"`
+	// SafeMode is set on an agent plugin the kernel keeps inactive because
+	// it runs in safe mode.
+	SafeMode bool `json:"safeMode,omitempty"`
 }
 
 // Manifest is a plugin's declaration: its id, version, keys, scopes and
