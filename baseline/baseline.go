@@ -43,6 +43,11 @@ type Options struct {
 	Executor kernel.Executor
 	// Policy is the judge's approval policy.
 	Policy judge.Policy
+	// AgentCapabilities is what a caller without the admin scope may give
+	// the plugins it submits (or the chat agent writes for it): the judge
+	// refuses a plugin whose declaration needs more. Nil: every
+	// capability. Names are contracts.Capabilities (CheckCapabilities).
+	AgentCapabilities []string
 	// AdminToken is a credential named "admin" holding every scope (read,
 	// chat, approve, admin). With it, or any of Credentials, every /api
 	// route needs a credential with the route's scope; with neither the
@@ -135,7 +140,7 @@ func systemPlugins(opts Options, actAs func(context.Context, string) context.Con
 	}
 	plugins = append(plugins, services(opts, actAs)...)
 	plugins = append(plugins,
-		judge.New(judge.Options{Executor: opts.Executor, Policy: opts.Policy, Logger: opts.Logger}).Plugin())
+		judge.New(judge.Options{Executor: opts.Executor, Policy: opts.Policy, Logger: opts.Logger, Grant: grant(opts.AgentCapabilities)}).Plugin())
 	if opts.Model != nil {
 		agent := opts.Agent
 		if agent.Sessions == nil {
@@ -176,7 +181,8 @@ func modelPlugin(m contracts.ModelService) kernel.Plugin {
 			Description: "Provides the tenant's model"},
 		Activate: func(_ context.Context, c *kernel.Context) error {
 			err := c.Kernel().DefineKey(contracts.ModelKey, kernel.KeyMeta{Description: "the tenant's model (contracts.ModelService)",
-				MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem})
+				MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem,
+				Requires: []string{contracts.CapModelComplete}, Reaches: []string{contracts.CapModelComplete}})
 			if err != nil {
 				return err
 			}
@@ -191,6 +197,9 @@ func modelPlugin(m contracts.ModelService) kernel.Plugin {
 func New(ctx context.Context, opts Options) (*Baseline, error) {
 	if err := CheckServices(opts.Services); err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	if err := CheckCapabilities(opts.AgentCapabilities); err != nil {
+		return nil, fmt.Errorf("baseline: AgentCapabilities: %w", err)
 	}
 	opened := opts.Store == nil
 	if opened {

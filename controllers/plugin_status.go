@@ -72,6 +72,7 @@ func pluginStatus(p *smsv1.Plugin, o *pluginObservation, err error) smsv1.Plugin
 	}
 	if o.fiber.ID != "" {
 		quarantineCondition(conditions{&s.Conditions, gen}, o.fiber)
+		s.Capabilities = o.fiber.Capabilities
 	}
 	s.Origin = smsv1.OriginGit
 	if p.Labels[smsv1.LabelOrigin] == string(smsv1.OriginAgent) {

@@ -33,14 +33,15 @@ const ID = "judge"
 // The built-in gates, in the order they run, and the other steps a verdict
 // can name.
 const (
-	GateManifest  = "manifest"
-	GateTrust     = "trust"
-	GateLint      = "lint"
-	GateLoad      = "load"
-	GatePolicy    = "policy"
-	GateApproval  = "approval"
-	GateMount     = "mount"
-	GateInvariant = "invariant"
+	GateManifest   = "manifest"
+	GateTrust      = "trust"
+	GateCapability = "capability"
+	GateLint       = "lint"
+	GateLoad       = "load"
+	GatePolicy     = "policy"
+	GateApproval   = "approval"
+	GateMount      = "mount"
+	GateInvariant  = "invariant"
 )
 
 // Audit events the judge appends (kernel.Record).
@@ -112,6 +113,12 @@ type Approval struct {
 	RequestedBy string          `json:"requestedBy"`
 	Reasons     []string        `json:"reasons"`
 	Requested   time.Time       `json:"requested"`
+	// Capabilities is the plugin's capability set, derived from its
+	// declaration (kernel.DeriveCapabilities), and Grant what its
+	// requester could give it when it was submitted: the capability gate
+	// runs again with that grant when a human approves.
+	Capabilities []string `json:"capabilities,omitempty"`
+	Grant        []string `json:"grant,omitempty"`
 }
 
 // Service is the judge, as other system plugins see it under Key. Its
@@ -144,6 +151,11 @@ type Submission struct {
 	RequestedBy string
 	// Catalog is the kernel's keys and points when the gates started.
 	Catalog kernel.Catalog
+	// Grant is what the requester may give the plugin (Options.Grant);
+	// Capabilities what its declaration derives, set by the capability
+	// gate.
+	Grant        []string
+	Capabilities []string
 
 	kernel *kernel.Kernel // for the built-in gates
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/kernel"
 )
 
@@ -15,6 +16,7 @@ func (j *Judge) builtinGates() []Gate {
 	return []Gate{
 		{Name: GateManifest, Check: checkManifest},
 		{Name: GateTrust, Check: checkTrust},
+		{Name: GateCapability, Check: checkCapabilities},
 		{Name: GateLint, Check: func(_ context.Context, s *Submission) error { return lint(s.Code) }},
 		{Name: GateLoad, Check: j.checkLoad},
 	}
@@ -75,6 +77,37 @@ func checkTrust(_ context.Context, s *Submission) error {
 		}
 	}
 	return nil
+}
+
+// checkCapabilities: the plugin's capability set, derived from its
+// declaration, holds no system capability and lies within what its
+// requester may grant. It runs before any of the plugin's code does.
+func checkCapabilities(_ context.Context, s *Submission) error {
+	s.Capabilities = s.kernel.DeriveCapabilities(s.Manifest)
+	for _, c := range contracts.SystemCapabilities() {
+		if slices.Contains(s.Capabilities, c) {
+			return fmt.Errorf("capability %s is for system plugins only: no agent plugin may declare or need it", c)
+		}
+	}
+	if missing := kernel.MissingCapabilities(s.Grant, s.Capabilities); len(missing) > 0 {
+		return fmt.Errorf("the plugin needs %s, which %s may not give a plugin (they may give: %s)",
+			strings.Join(missing, ", "), requesterName(s.RequestedBy), grantText(s.Grant))
+	}
+	return nil
+}
+
+func requesterName(by string) string {
+	if by == "" {
+		return "its requester"
+	}
+	return by
+}
+
+func grantText(grant []string) string {
+	if len(grant) == 0 {
+		return "nothing"
+	}
+	return strings.Join(grant, ", ")
 }
 
 func findKey(c kernel.Catalog, name string) *kernel.KeyView {

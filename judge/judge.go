@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/kernel"
 )
 
@@ -66,6 +67,13 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives the judge's logs. Default: discarded.
 	Logger *slog.Logger
+	// Grant says which capabilities requestedBy may give the plugin it
+	// submits, from ctx (the credential or session submitting it). The
+	// capability gate refuses a plugin whose declaration needs more.
+	// Default: every capability (kernel.AllCapabilities); the system
+	// capabilities (contracts.SystemCapabilities) are refused whatever it
+	// grants.
+	Grant func(ctx context.Context, requestedBy string) []string
 }
 
 // Judge is the judge: a system plugin whose Service gates every agent
@@ -138,6 +146,9 @@ func New(opts Options) *Judge {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Grant == nil {
+		opts.Grant = func(context.Context, string) []string { return []string{kernel.AllCapabilities} }
+	}
 	return &Judge{opts: opts}
 }
 
@@ -158,7 +169,8 @@ func (j *Judge) activate(ctx context.Context, c *kernel.Context) error {
 	if api == nil {
 		return errors.New("the judge needs the system-only kernel API: install it as a system plugin")
 	}
-	system := kernel.KeyMeta{Description: "the judge's Service", MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem}
+	system := kernel.KeyMeta{Description: "the judge's Service", MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem,
+		Requires: []string{contracts.CapPluginInstall}, Reaches: []string{contracts.CapPluginInstall}}
 	if err := errors.Join(
 		api.DefineKey(Key, system),
 		api.DefinePoint(GatePoint, kernel.PointMeta{Description: "judge.Gate", MinContributorTrust: kernel.TrustSystem, Validate: validateGate}),

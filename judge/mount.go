@@ -33,7 +33,8 @@ func (j *Judge) mount(ctx context.Context, s *epoch, sub *Submission, approval s
 		return j.reject(ctx, s, sub, refusal{GateMount, err.Error()})
 	}
 	// The executor may bound what one requester holds (kernel.RequesterOf).
-	err = s.api.Propose(kernel.WithRequester(ctx, sub.RequestedBy), kernel.Proposal{Manifest: m, Code: []byte(sub.Code), Auth: auth})
+	err = s.api.Propose(kernel.WithRequester(ctx, sub.RequestedBy), kernel.Proposal{Manifest: m, Code: []byte(sub.Code), Auth: auth,
+		Capabilities: sub.Capabilities})
 	if err != nil {
 		if !staged(s.api.Kernel, m.ID, sub.CodeHash) {
 			// Refused before anything changed (a reserved id, say).

@@ -17,7 +17,8 @@ func (j *Judge) Submit(ctx context.Context, m kernel.Manifest, code, requestedBy
 		return Verdict{}, err
 	}
 	defer s.mu.Unlock()
-	sub := &Submission{Manifest: m, Code: code, CodeHash: kernel.HashCode([]byte(code)), RequestedBy: requestedBy, kernel: s.api.Kernel}
+	sub := &Submission{Manifest: m, Code: code, CodeHash: kernel.HashCode([]byte(code)), RequestedBy: requestedBy, kernel: s.api.Kernel,
+		Grant: j.opts.Grant(ctx, requestedBy)}
 	key := submissionKey(m, sub.CodeHash)
 	if a, ok := s.pending[approvalID(m.ID, key)]; ok {
 		return Verdict{Status: StatusPending, PluginID: m.ID, Version: m.Version, CodeHash: sub.CodeHash, Gate: GatePolicy,
@@ -88,7 +89,7 @@ func (j *Judge) park(ctx context.Context, s *epoch, sub *Submission, reasons []s
 	m := sub.Manifest
 	a := Approval{ID: approvalID(m.ID, submissionKey(m, sub.CodeHash)), PluginID: m.ID, Version: m.Version,
 		CodeHash: sub.CodeHash, Manifest: m, Code: sub.Code, RequestedBy: sub.RequestedBy, Reasons: reasons,
-		Requested: j.opts.Now().UTC()}
+		Requested: j.opts.Now().UTC(), Capabilities: sub.Capabilities, Grant: sub.Grant}
 	if reason, busy := j.parkRefusal(s, sub); reason != "" {
 		v, err := j.reject(ctx, s, sub, refusal{GatePolicy, reason})
 		v.Retry = busy
@@ -118,7 +119,11 @@ func (j *Judge) Approve(ctx context.Context, approvalID, decidedBy, codeHash str
 		return Verdict{}, err
 	}
 	s.setPending(a.ID, nil)
-	sub := &Submission{Manifest: a.Manifest, Code: a.Code, CodeHash: a.CodeHash, RequestedBy: a.RequestedBy, kernel: s.api.Kernel}
+	sub := &Submission{Manifest: a.Manifest, Code: a.Code, CodeHash: a.CodeHash, RequestedBy: a.RequestedBy, kernel: s.api.Kernel,
+		Grant: a.Grant}
+	if sub.Grant == nil { // an approval parked before grants were recorded
+		sub.Grant = j.opts.Grant(ctx, a.RequestedBy)
+	}
 	if v, ok, err := j.runGates(ctx, s, sub); !ok || err != nil {
 		return v, err
 	}

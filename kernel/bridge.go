@@ -46,6 +46,9 @@ func (b *hostBridge) Invoke(ctx context.Context, key, method string, args json.R
 	if err != nil {
 		return nil, err
 	}
+	if err := b.k.checkMethod(b.f, key, method); err != nil {
+		return nil, err
+	}
 	list, err := b.args(args)
 	if err != nil {
 		return nil, err

@@ -63,6 +63,9 @@ func (k *Kernel) read(f *fiber, gen uint64, key string) (any, error) {
 	if err := k.checkTrust(f, meta.MinConsumerTrust, "get", fmt.Sprintf("reading key %q", key)); err != nil {
 		return nil, err
 	}
+	if err := k.checkCapabilities(f, meta.Requires, "get", fmt.Sprintf("reading key %q", key)); err != nil {
+		return nil, err
+	}
 	k.reg.RLock()
 	defer k.reg.RUnlock()
 	if e == nil || !e.present {
@@ -86,6 +89,9 @@ func (k *Kernel) provide(f *fiber, gen uint64, key string, value any) error {
 	}
 	k.reg.RUnlock()
 	if err := k.checkTrust(f, meta.MinProviderTrust, "provide", fmt.Sprintf("providing key %q", key)); err != nil {
+		return err
+	}
+	if err := k.checkCapabilities(f, meta.ProviderRequires, "provide", fmt.Sprintf("providing key %q", key)); err != nil {
 		return err
 	}
 	k.reg.Lock()
@@ -129,6 +135,9 @@ func (k *Kernel) contribute(f *fiber, gen uint64, point string, item any) (strin
 		return "", k.errf(CodeUnknownPoint, "contribute", f.id, fmt.Sprintf("point %q is not defined", point))
 	}
 	if err := k.checkTrust(f, p.meta.MinContributorTrust, "contribute", fmt.Sprintf("contributing to point %q", point)); err != nil {
+		return "", err
+	}
+	if err := k.checkCapabilities(f, p.meta.Requires, "contribute", fmt.Sprintf("contributing to point %q", point)); err != nil {
 		return "", err
 	}
 	if check := p.meta.validator(f.id); check != nil {

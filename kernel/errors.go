@@ -40,6 +40,10 @@ const (
 	CodeForbidden Code = "FORBIDDEN"
 	// CodeActivation: a plugin's activate code returned an error or panicked.
 	CodeActivation Code = "ACTIVATION"
+	// CodeCapability: the fiber's capability set lacks what a key, a
+	// method or a point needs, or a plugin's declaration asks for more
+	// than its requester may grant.
+	CodeCapability Code = "CAPABILITY"
 	// CodeUnavailable: the kernel does not do this in its current mode
 	// (safe mode mounts no agent plugin); the same call may pass once the
 	// kernel restarts in its normal mode.

@@ -74,6 +74,9 @@ type installedData struct {
 	Staged   bool     `json:"staged,omitempty"`
 	// RequestedBy is who asked for the agent plugin (WithRequester).
 	RequestedBy string `json:"requestedBy,omitempty"`
+	// Capabilities is the agent plugin's capability set, derived when it
+	// was proposed (Kernel.DeriveCapabilities).
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // mountedData is the payload of plugin/mounted: what is committed, which
@@ -140,6 +143,9 @@ type Target struct {
 	// Quarantine says why the kernel quarantined it, while it stays
 	// disabled by that quarantine.
 	Quarantine string `json:"quarantine,omitempty"`
+	// Capabilities is the agent plugin's capability set as recorded with
+	// its install; nil for an install logged before sets were recorded.
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // Folded is the event log folded: the committed targets by plugin id, and
@@ -189,7 +195,7 @@ func (f *Folded) apply(e Event) error {
 		// An admin's disable outlives a new version of an agent plugin.
 		held := seen && prev.held() && d.Trust == TrustAgent
 		t := Target{Manifest: d.Manifest, CodeHash: d.CodeHash, Trust: d.Trust, Enabled: !held, Installed: true, Seq: seq,
-			RequestedBy: d.RequestedBy}
+			RequestedBy: d.RequestedBy, Capabilities: d.Capabilities}
 		if d.Staged {
 			f.Staged[e.Plugin] = t
 		} else {

@@ -1,5 +1,7 @@
 package kernel
 
+import "slices"
+
 // State is a fiber's lifecycle state.
 type State string
 
@@ -39,6 +41,10 @@ type fiber struct {
 	failures     int
 	quarantine   string
 	quarantining bool
+	// caps is an agent fiber's capability set (see DeriveCapabilities);
+	// nil for an install logged before sets were recorded, derived then at
+	// its activation.
+	caps []string
 
 	effects  []effect
 	provides []string // keys currently provided, in order
@@ -84,6 +90,9 @@ type FiberView struct {
 	// SafeMode is set on an agent plugin a kernel in safe mode keeps
 	// inactive, whatever its enabled flag.
 	SafeMode bool `json:"safeMode,omitempty"`
+	// Capabilities is the fiber's capability set: ["*"] for a system
+	// fiber (every capability).
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // view builds the fiber's view; the caller holds k.reg for reading.
@@ -96,7 +105,8 @@ func (k *Kernel) view(f *fiber) FiberView {
 		Inject: k.deps(f.manifest.Inject), Optional: k.deps(f.manifest.Optional),
 		Provides: append([]string{}, f.provides...), Scopes: append([]string(nil), f.manifest.Scopes...),
 		Effects: len(f.effects), RequestedBy: f.requestedBy, Quarantine: f.quarantine,
-		SafeMode: k.safeMode && f.trust == TrustAgent,
+		SafeMode:     k.safeMode && f.trust == TrustAgent,
+		Capabilities: slices.Clone(k.capabilitiesOfLocked(f)),
 	}
 	if f.err != nil {
 		v.Error = f.err.Error()

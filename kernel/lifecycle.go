@@ -166,6 +166,10 @@ type Proposal struct {
 	Manifest Manifest
 	Code     []byte
 	Auth     MountAuthorization
+	// Capabilities is the set the judge checked against the requester's
+	// grant, when one did: a declaration that now derives more (a key's
+	// requirements changed meanwhile) is refused. Nil checks nothing.
+	Capabilities []string
 }
 
 // Propose mounts an agent plugin: it checks the authorization (single use,
@@ -196,6 +200,13 @@ func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
 		return k.errf(CodeReservedID, "propose", id, "the id belongs to a system plugin")
 	}
 	hash := HashCode(p.Code)
+	caps := k.DeriveCapabilities(p.Manifest)
+	if p.Capabilities != nil {
+		if extra := MissingCapabilities(p.Capabilities, caps); len(extra) > 0 {
+			return k.errf(CodeCapability, "propose", id, fmt.Sprintf(
+				"the declaration now needs %s beyond what was judged (a key or point requires more since): submit it again", strings.Join(extra, ", ")))
+		}
+	}
 	if err := k.redeem(p.Auth, p.Manifest, hash); err != nil {
 		return err
 	}
@@ -203,14 +214,15 @@ func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
 		return k.wrapErr("propose", id, "store code", err)
 	}
 	k.Fault(FaultCodeStored)
-	data := installedData{Manifest: p.Manifest, CodeHash: hash, Trust: TrustAgent, Staged: true, RequestedBy: RequesterOf(ctx)}
+	data := installedData{Manifest: p.Manifest, CodeHash: hash, Trust: TrustAgent, Staged: true, RequestedBy: RequesterOf(ctx),
+		Capabilities: caps}
 	if err := k.appendEvent(ctx, EventPluginInstalled, id, data); err != nil {
 		return err
 	}
 	k.Fault(FaultInstalled)
 	f := k.mount(ctx, p.Manifest, p.Code, !k.heldLocked(id))
 	k.reg.Lock()
-	f.staged, f.requestedBy = true, data.RequestedBy
+	f.staged, f.requestedBy, f.caps = true, data.RequestedBy, caps
 	k.reg.Unlock()
 	err = k.settleFor(ctx, f)
 	k.Fault(FaultActivated)
@@ -231,7 +243,7 @@ func (k *Kernel) mountTarget(ctx context.Context, t Target, code []byte) *fiber 
 	k.reg.Lock()
 	f.reversible = !t.Enabled && t.Reversible
 	f.requestedBy = t.RequestedBy
-	f.failures, f.quarantine = t.Failures, t.Quarantine
+	f.failures, f.quarantine, f.caps = t.Failures, t.Quarantine, t.Capabilities
 	k.reg.Unlock()
 	return f
 }

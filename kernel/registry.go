@@ -81,6 +81,9 @@ func (k *Kernel) defineKey(definer, name string, meta KeyMeta) error {
 	if e.defined && (e.meta.MinProviderTrust != meta.MinProviderTrust || e.meta.MinConsumerTrust != meta.MinConsumerTrust) {
 		return k.errfLocked(CodeConflict, "define key", definer, fmt.Sprintf("key %q is already defined with other trust", name))
 	}
+	if e.defined && !sameKeyRequirements(e.meta, meta) {
+		return k.errfLocked(CodeConflict, "define key", definer, fmt.Sprintf("key %q is already defined with other capability requirements", name))
+	}
 	e.meta, e.definer, e.defined = meta, definer, true
 	return nil
 }
@@ -101,6 +104,9 @@ func (k *Kernel) definePoint(definer, name string, meta PointMeta) error {
 	if p := k.points[name]; p != nil {
 		if p.meta.MinContributorTrust != meta.MinContributorTrust {
 			return k.errfLocked(CodeConflict, "define point", definer, fmt.Sprintf("point %q is already defined with other trust", name))
+		}
+		if !sameSet(p.meta.Requires, meta.Requires) {
+			return k.errfLocked(CodeConflict, "define point", definer, fmt.Sprintf("point %q is already defined with other capability requirements", name))
 		}
 		p.meta, p.definer = meta, definer
 		return nil

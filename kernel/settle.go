@@ -145,7 +145,14 @@ func (k *Kernel) activate(ctx context.Context, f *fiber) error {
 	f.state, f.err, f.effects, f.unit = StateLoading, nil, nil, nil
 	f.gen++
 	gen := f.gen
+	legacy := f.trust == TrustAgent && f.caps == nil
 	k.reg.Unlock()
+	if legacy {
+		caps := k.DeriveCapabilities(f.manifest)
+		k.reg.Lock()
+		f.caps = caps
+		k.reg.Unlock()
+	}
 	if f.trust == TrustAgent {
 		k.audit(ctx, EventFiberActivating, f.id, nil)
 	}

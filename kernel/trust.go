@@ -56,6 +56,20 @@ type KeyMeta struct {
 	MinProviderTrust Trust `json:"minProviderTrust"`
 	// MinConsumerTrust is the least trust a fiber needs to read or invoke it.
 	MinConsumerTrust Trust `json:"minConsumerTrust"`
+	// Requires names the capabilities a fiber needs to read or invoke the
+	// key; declaring the key in inject or optional gives them to it.
+	Requires []string `json:"requires,omitempty"`
+	// Methods names, per method, the capabilities invoking that method
+	// needs besides Requires. Only a plugin that declares them (in its
+	// scopes) may call the method.
+	Methods map[string][]string `json:"methods,omitempty"`
+	// ProviderRequires names the capabilities a fiber needs to provide it.
+	ProviderRequires []string `json:"providerRequires,omitempty"`
+	// Reaches names the capabilities the key's service exercises for its
+	// caller (the ORM's writes, the chat agent's plugin installs): the
+	// edges of the capability graph a search for what agent code can
+	// reach walks (Catalog.Reach).
+	Reaches []string `json:"reaches,omitempty"`
 }
 
 // PointMeta is the metadata of an extension point.
@@ -64,6 +78,9 @@ type PointMeta struct {
 	Description string `json:"description,omitempty"`
 	// MinContributorTrust is the least trust a fiber needs to contribute.
 	MinContributorTrust Trust `json:"minContributorTrust"`
+	// Requires names the capabilities a fiber needs to contribute;
+	// declaring the point gives them to it.
+	Requires []string `json:"requires,omitempty"`
 	// Validate, when set, checks an item before it is accepted. A rejected
 	// item fails the contributing fiber's activation.
 	Validate func(item any) error `json:"-"`

@@ -32,6 +32,7 @@ var full = Config{
 	SecureCookie:           true,
 	AutoApprove:            true,
 	SafeMode:               true,
+	AgentCapabilities:      []string{"db.read", "http.route"},
 	QuarantineAfter:        5,
 	SensitivePoints:        []string{"http.route", "tool"},
 	SensitiveScopes:        []string{"net"},

@@ -48,6 +48,7 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.BoolVar(&c.NoSessionApprove, "no-session-approve", Defaults.NoSessionApprove, "no user session carries the approve scope, admins' included (set by the operator: decisions come through Approval objects)")
 	fs.BoolVar(&c.SecureCookie, "secure-cookie", Defaults.SecureCookie, "mark the session cookie Secure on plain HTTP too (behind a proxy that terminates TLS)")
 	fs.BoolVar(&c.AutoApprove, "auto-approve", Defaults.AutoApprove, "mount sensitive plugins without a human (taints the kernel)")
+	fs.StringSliceVar(&c.AgentCapabilities, "agent-capabilities", Defaults.AgentCapabilities, "capabilities a caller without the admin scope may give the plugins it submits or the chat agent writes for it: "+capabilityHelp()+" (default: all)")
 	fs.BoolVar(&c.SafeMode, "safe-mode", Defaults.SafeMode, "boot with system plugins only: agent plugins stay in the log, listed and inactive, and none can be mounted; restart without it to bring them back")
 	fs.IntVar(&c.QuarantineAfter, "quarantine-after", Defaults.QuarantineAfter, "activations of an agent plugin that may fail in a row (or stop the kernel) before it is quarantined, at most "+strconv.Itoa(kernelconfig.MaxQuarantineAfter)+" (default "+strconv.Itoa(kernel.DefaultQuarantineAfter)+")")
 	fs.StringSliceVar(&c.SensitivePoints, "sensitive-points", Defaults.SensitivePoints, "points whose contributions need approval (default "+strings.Join(judge.DefaultSensitivePoints, ",")+")")
@@ -55,6 +56,17 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Objects, "objects", Defaults.Objects, ObjectsForms)
 	fs.StringVar(&c.ObjectsCredentialsFile, "objects-credentials-file", Defaults.ObjectsCredentialsFile, "file of an S3 object store's access key (first line) and secret key (second line)")
 	fs.StringSliceVar(&c.SystemPlugins, "system-plugins", Defaults.SystemPlugins, "optional system plugins to turn on: "+strings.Join(baseline.Services, ", ")+" (default none)")
+}
+
+// capabilityHelp lists the capabilities a requester may grant.
+func capabilityHelp() string {
+	var names []string
+	for _, c := range contracts.Capabilities {
+		if !c.System {
+			names = append(names, c.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // effortHelp lists each model's efforts, for --model-effort's help.

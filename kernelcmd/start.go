@@ -57,6 +57,9 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 	if n := c.Agent.MaxSteps; n < 0 || n > kernelconfig.MaxAgentSteps {
 		return nil, fmt.Errorf("--agent-max-steps %d: want 1 to %d, or 0 for the default", n, kernelconfig.MaxAgentSteps)
 	}
+	if err := baseline.CheckCapabilities(c.AgentCapabilities); err != nil {
+		return nil, fmt.Errorf("--agent-capabilities: %w", err)
+	}
 	if n := c.QuarantineAfter; n < 0 || n > kernelconfig.MaxQuarantineAfter {
 		return nil, fmt.Errorf("--quarantine-after %d: want 1 to %d, or 0 for the default", n, kernelconfig.MaxQuarantineAfter)
 	}
@@ -78,7 +81,8 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 		return nil, fmt.Errorf("--store: %w", err)
 	}
 	b, err := baseline.New(ctx, baseline.Options{Name: c.Name, Store: st, Executor: exec, AdminToken: token, Credentials: creds,
-		Logger: logger, Model: model, OnClose: closeModel(model), Fault: faultHook(), SafeMode: c.SafeMode, QuarantineAfter: c.QuarantineAfter, Auth: users, Plugins: plugins, Services: c.SystemPlugins, Objects: objects,
+		Logger: logger, Model: model, OnClose: closeModel(model), Fault: faultHook(), SafeMode: c.SafeMode, QuarantineAfter: c.QuarantineAfter,
+		AgentCapabilities: c.AgentCapabilities, Auth: users, Plugins: plugins, Services: c.SystemPlugins, Objects: objects,
 		Agent:  agentloop.Options{Identity: c.Agent.Identity, MaxSteps: c.Agent.MaxSteps},
 		Policy: judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes},
 		Admin:  adminapi.Options{Tenant: tenant}})

@@ -136,6 +136,12 @@ type PluginStatus struct {
 	// kernel runs again; this says why.
 	// +optional
 	LastEdit *Edit `json:"lastEdit,omitempty"`
+	// Capabilities is the capability set the kernel holds the plugin to:
+	// derived from its declaration (the scopes it names, and what its keys
+	// and points require) when it was mounted, and checked on every call.
+	// +listType=set
+	// +optional
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // Edit is a person's edit of an agent-made Plugin's spec and the kernel's

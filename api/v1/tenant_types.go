@@ -145,6 +145,16 @@ type TenantJudge struct {
 	// plugin.
 	// +optional
 	ForbidSelfApproval bool `json:"forbidSelfApproval,omitempty"`
+	// AgentCapabilities is what a user or credential without the admin
+	// scope may give the plugins it submits or the chat agent writes for
+	// it (db.read, db.write, db.schema, http.route, schedule, automation,
+	// agent.tool, ui, net, model.complete); the judge refuses a plugin that
+	// needs more. Unset: every capability.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Enum=db.read;db.write;db.schema;http.route;schedule;automation;agent.tool;ui;net;model.complete
+	// +optional
+	AgentCapabilities []string `json:"agentCapabilities,omitempty"`
 }
 
 // Executor names where a kernel runs agent code.

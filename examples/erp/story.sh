@@ -168,6 +168,7 @@ run "$KUBECTL" get plugins,approvals
 step "A person approves it with kubectl; it mounts"
 run kubectl sms approve erp-agent-discounts -m "reviewed in the ERP story"
 wait_for --for=condition=Ready plugin/erp-agent-discounts
+expect '["agent.tool","db.read","db.schema"]' "$("$KUBECTL" get plugin erp-agent-discounts -o 'jsonpath={.status.capabilities}')"
 as sam POST /api/orm/invoice/write '{"ids":[1],"values":{"discount":10}}' >/dev/null
 
 step "The agent's tool answers with Sam's overdue invoices only"

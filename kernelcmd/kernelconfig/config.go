@@ -78,6 +78,10 @@ type Config struct {
 	AutoApprove bool
 	// SafeMode boots with system plugins only (kernel.Options.SafeMode).
 	SafeMode bool
+	// AgentCapabilities is what a caller without the admin scope may give
+	// the plugins it submits (baseline.Options.AgentCapabilities); nil:
+	// every capability.
+	AgentCapabilities []string
 	// QuarantineAfter is how many activations of an agent plugin may fail
 	// in a row before it is quarantined; 0: kernel.DefaultQuarantineAfter.
 	QuarantineAfter int
@@ -207,6 +211,9 @@ func (c Config) Args() []string {
 	}
 	if c.SensitiveScopes != nil {
 		args = append(args, "--sensitive-scopes="+strings.Join(c.SensitiveScopes, ","))
+	}
+	if c.AgentCapabilities != nil {
+		args = append(args, "--agent-capabilities="+strings.Join(c.AgentCapabilities, ","))
 	}
 	if len(c.SystemPlugins) > 0 {
 		args = append(args, "--system-plugins="+strings.Join(c.SystemPlugins, ","))

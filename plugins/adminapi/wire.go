@@ -19,7 +19,7 @@ func wireFiber(f kernel.FiberView) adminv1.Fiber {
 		Enabled: f.Enabled, State: adminv1.FiberState(f.State), Error: f.Error, CodeHash: f.CodeHash, Staged: f.Staged,
 		Points: f.Points, Inject: wireDeps(f.Inject), Optional: wireDeps(f.Optional), Provides: f.Provides,
 		Scopes: f.Scopes, Effects: f.Effects, Held: f.Held, RequestedBy: f.RequestedBy, Quarantine: f.Quarantine,
-		SafeMode: f.SafeMode}
+		SafeMode: f.SafeMode, Capabilities: f.Capabilities}
 }
 
 func wireFibers(in []kernel.FiberView) []adminv1.Fiber {
@@ -131,11 +131,13 @@ func wireCatalog(c kernel.Catalog) adminv1.Catalog {
 	for _, k := range c.Keys {
 		out.Keys = append(out.Keys, adminv1.CatalogKey{Name: k.Name, Defined: k.Defined, Definer: k.Definer, Provider: k.Provider,
 			Meta: adminv1.KeyMeta{Description: k.Meta.Description, MinProviderTrust: wireTrust(k.Meta.MinProviderTrust),
-				MinConsumerTrust: wireTrust(k.Meta.MinConsumerTrust)}})
+				MinConsumerTrust: wireTrust(k.Meta.MinConsumerTrust), Requires: k.Meta.Requires, Methods: k.Meta.Methods,
+				ProviderRequires: k.Meta.ProviderRequires, Reaches: k.Meta.Reaches}})
 	}
 	for _, p := range c.Points {
 		out.Points = append(out.Points, adminv1.CatalogPoint{Name: p.Name, Definer: p.Definer, Contributions: p.Contributions,
-			Meta: adminv1.PointMeta{Description: p.Meta.Description, MinContributorTrust: wireTrust(p.Meta.MinContributorTrust)}})
+			Meta: adminv1.PointMeta{Description: p.Meta.Description, MinContributorTrust: wireTrust(p.Meta.MinContributorTrust),
+				Requires: p.Meta.Requires}})
 	}
 	return out
 }

@@ -46,7 +46,8 @@ func TestWireKeepsEveryField(t *testing.T) {
 	fiber := kernel.FiberView{ID: "agent.x", Version: "2", Description: "d", Trust: kernel.TrustAgent, Enabled: true,
 		State: kernel.StateFailed, Error: "e", CodeHash: "sha256:00", Staged: true, Points: []string{"route"},
 		Inject: []kernel.Dependency{{Key: "a", Present: true}}, Optional: []kernel.Dependency{}, Provides: []string{"c"},
-		Scopes: []string{"net"}, Effects: 3, Held: true}
+		Scopes: []string{"net"}, Effects: 3, Held: true, RequestedBy: "ada", Quarantine: "quarantined: q", SafeMode: true,
+		Capabilities: []string{"db.read", "net"}}
 	sameJSON(t, "fiber", fiber, wireFiber(fiber))
 	sameJSON(t, "system fiber", kernel.FiberView{Trust: kernel.TrustSystem}, wireFiber(kernel.FiberView{Trust: kernel.TrustSystem}))
 	sameJSON(t, "manifest", fullManifest, wireManifest(fullManifest))

@@ -33,7 +33,7 @@ const idSchema = `{"type":"object","properties":{"id":{"type":"string","descript
 // builtins returns the built-in tools.
 func (s *service) builtins() []Tool {
 	return []Tool{
-		{Name: toolDefine, Description: "Submit an agent plugin to the judge: {manifest, code}. Returns the judge's verdict: mounted, pending approval, or rejected with the failing gate.",
+		{Name: toolDefine, Description: "Submit an agent plugin to the judge: {manifest, code}. The manifest declares what the plugin may do: the keys it reads (inject), the points it contributes to (points) and the capabilities it uses beyond them (scopes: db.write to create, write or delete records through orm-user or collections); the judge refuses a plugin that needs more than the user may grant. Returns the judge's verdict: mounted, pending approval, or rejected with the failing gate.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"manifest":{"type":"object"},"code":{"type":"string"}},"required":["manifest","code"]}`),
 			Handler:     s.submit},
 		{Name: toolList, Description: "List the installed plugins with their state.",

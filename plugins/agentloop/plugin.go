@@ -76,12 +76,14 @@ func activate(c *kernel.Context, opts Options) error {
 // define defines the key and both points and observes the points.
 func (s *service) define(api *kernel.API) error {
 	err := api.DefineKey(Key, kernel.KeyMeta{Description: "the chat agent (agentloop.Service)",
-		MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem})
+		MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem,
+		Reaches: []string{contracts.CapPluginInstall, contracts.CapModelComplete}})
 	if err != nil {
 		return err
 	}
 	err = api.DefinePoint(ToolPoint, kernel.PointMeta{
 		Description: "{name, description, input_schema, handler}: a tool the chat agent may call",
+		Requires:    []string{contracts.CapAgentTool},
 		Validate:    func(item any) error { _, err := parseTool(item); return err },
 	})
 	if err != nil {
@@ -89,6 +91,7 @@ func (s *service) define(api *kernel.API) error {
 	}
 	err = api.DefinePoint(PromptPoint, kernel.PointMeta{
 		Description: "{section, order, text}: a section of the chat agent's system prompt",
+		Requires:    []string{contracts.CapAgentTool},
 		Validate:    func(item any) error { _, err := parsePrompt(item); return err },
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/kernel"
 	smshttp "github.com/sms-baseline/sms/plugins/http"
 	"github.com/sms-baseline/sms/plugins/orm"
@@ -85,7 +86,7 @@ func activate(c *kernel.Context, opts Options) error {
 		api.DefineKey(Key, kernel.KeyMeta{Description: "post messages on records (audit.Service)",
 			MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem}),
 		api.DefinePoint(TrackPoint, kernel.PointMeta{Description: "audit.Track{model, fields}: fields whose changes post a tracking message",
-			MinContributorTrust: kernel.TrustAgent, Validate: s.checkTrack}),
+			MinContributorTrust: kernel.TrustAgent, Validate: s.checkTrack, Requires: []string{contracts.CapDBSchema}}),
 		api.ObservePoint(TrackPoint, kernel.Observer{Added: s.addTrack, Removed: s.dropTrack}),
 	); err != nil {
 		return err

@@ -86,7 +86,7 @@ func activate(ctx context.Context, c *kernel.Context, opts Options) error {
 		s.api.DefineKey(Key, kernel.KeyMeta{Description: "the automations and their runs (automation.Service)",
 			MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem}),
 		s.api.DefinePoint(Point, kernel.PointMeta{Description: "automation.Automation{name, model, trigger: create|write|unlink|time, watch?, filter?, everyMinutes?, action: {kind: method|write|note|handler, ...}}",
-			MinContributorTrust: kernel.TrustAgent, ValidateFrom: s.validate}),
+			MinContributorTrust: kernel.TrustAgent, ValidateFrom: s.validate, Requires: []string{contracts.CapAutomation}}),
 		s.api.ObservePoint(Point, kernel.Observer{Added: s.add, Removed: s.drop}),
 	); err != nil {
 		return err

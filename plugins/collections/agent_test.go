@@ -22,7 +22,7 @@ func tasksManifest() kernel.Manifest {
 		}
 		return m
 	}
-	return kernel.Manifest{ID: "agent.tasks", Version: "1", Inject: []string{collections.Key}, Points: []string{collections.HookPoint},
+	return kernel.Manifest{ID: "agent.tasks", Version: "1", Inject: []string{collections.Key}, Scopes: []string{"db.write"}, Points: []string{collections.HookPoint},
 		Contributes: map[string][]any{collections.CollectionPoint: {
 			map[string]any{"name": "task", "fields": []any{field("title", "text", "required", true), field("votes", "integer", "default", 0)}},
 			map[string]any{"name": "task_log", "fields": []any{field("task", "integer"), field("title", "text")}},
@@ -129,7 +129,7 @@ func proposeReader(t *testing.T, f *fixture) invoker {
 		host = h
 		return nil
 	})
-	m := kernel.Manifest{ID: "agent.reader", Version: "1", Inject: []string{collections.Key}}
+	m := kernel.Manifest{ID: "agent.reader", Version: "1", Inject: []string{collections.Key}, Scopes: []string{"db.write"}}
 	if err := kerneltest.Agent(context.Background(), f.k, m, "reader"); err != nil {
 		t.Fatalf("propose agent.reader: %v", err)
 	}

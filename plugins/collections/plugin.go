@@ -75,8 +75,11 @@ func activate(_ context.Context, c *kernel.Context, opts Options) error {
 // contribution and that its table migrates: a contribution whose migration
 // fails is rejected, failing the plugin that made it.
 func define(api *kernel.API, s *service) error {
+	write := []string{contracts.CapDBWrite}
 	err := api.DefineKey(Key, kernel.KeyMeta{Description: "records in collections (collections.Service)",
-		MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustAgent})
+		MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustAgent,
+		Requires: []string{contracts.CapDBRead}, Methods: map[string][]string{"create": write, "update": write, "delete": write},
+		Reaches: []string{contracts.CapDBRead, contracts.CapDBWrite}})
 	if err != nil {
 		return err
 	}
@@ -88,7 +91,7 @@ func define(api *kernel.API, s *service) error {
 		{HookPoint, "{collection, on: create|update|delete, when?: before|after, handler}: runs on writes", validateHook},
 	}
 	for _, p := range points {
-		if err := api.DefinePoint(p.name, kernel.PointMeta{Description: p.desc, Validate: p.validate}); err != nil {
+		if err := api.DefinePoint(p.name, kernel.PointMeta{Description: p.desc, Validate: p.validate, Requires: []string{contracts.CapDBSchema}}); err != nil {
 			return err
 		}
 	}
@@ -98,6 +101,7 @@ func define(api *kernel.API, s *service) error {
 	}
 	return api.DefinePoint(CollectionPoint, kernel.PointMeta{
 		Description: "{name, fields: [{name, type, required?, default?}], public?}: a collection stored in table c_<name>",
+		Requires:    []string{contracts.CapDBSchema},
 		ValidateFrom: func(plugin string, item any) error {
 			return s.validateCollection(item, system(plugin))
 		},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/kernel"
 )
 
@@ -46,6 +47,7 @@ func activate(c *kernel.Context, opts Options) error {
 			MinProviderTrust: kernel.TrustSystem}),
 		api.DefinePoint(RoutePoint, kernel.PointMeta{
 			Description:  "{method, path, handler}: an HTTP route; path segments may be :params",
+			Requires:     []string{contracts.CapHTTPRoute},
 			ValidateFrom: func(plugin string, item any) error { return s.validate(plugin, system(plugin), item) },
 		}),
 		api.DefinePoint(ReservedPoint, kernel.PointMeta{Description: "a path prefix reserved for system routes",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/orm"
 )
@@ -32,7 +33,7 @@ func activate(_ context.Context, c *kernel.Context) error {
 		return ok && v.Trust == kernel.TrustSystem
 	}
 	if err := api.DefineKey(Key, kernel.KeyMeta{Description: "compiled views, actions and the menu tree (meta.Service; invoke view, views, action, actions, menus)",
-		MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustAgent}); err != nil {
+		MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustAgent, Requires: []string{contracts.CapDBRead}}); err != nil {
 		return err
 	}
 	points := []struct {
@@ -57,7 +58,8 @@ func activate(_ context.Context, c *kernel.Context) error {
 			return nil
 		}
 		err := errors.Join(
-			api.DefinePoint(p.name, kernel.PointMeta{Description: p.desc, MinContributorTrust: kernel.TrustAgent, ValidateFrom: validate}),
+			api.DefinePoint(p.name, kernel.PointMeta{Description: p.desc, MinContributorTrust: kernel.TrustAgent, ValidateFrom: validate,
+				Requires: []string{contracts.CapUI}}),
 			api.ObservePoint(p.name, kernel.Observer{
 				Added:   func(x kernel.Contribution) { _ = p.add(x) }, // validated before it was accepted
 				Removed: func(x kernel.Contribution) { p.drop(x.ID) },

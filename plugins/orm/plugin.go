@@ -111,6 +111,7 @@ func activate(c *kernel.Context, opts Options) error {
 }
 
 func define(api *kernel.API, s *service) error {
+	write := []string{contracts.CapDBWrite}
 	keys := []struct {
 		name string
 		meta kernel.KeyMeta
@@ -118,7 +119,9 @@ func define(api *kernel.API, s *service) error {
 		{Key, kernel.KeyMeta{Description: "models and records (orm.Service); can act as sudo, so system only",
 			MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustSystem}},
 		{UserKey, kernel.KeyMeta{Description: "invoke search, search_read, count, read, create, write, unlink, read_group, call, spec, models: the ORM as the user being served",
-			MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustAgent}},
+			MinProviderTrust: kernel.TrustSystem, MinConsumerTrust: kernel.TrustAgent, Requires: []string{contracts.CapDBRead},
+			Methods: map[string][]string{"create": write, "write": write, "unlink": write, "call": write},
+			Reaches: []string{contracts.CapDBRead, contracts.CapDBWrite}}},
 	}
 	for _, k := range keys {
 		if err := api.DefineKey(k.name, k.meta); err != nil {
@@ -136,7 +139,7 @@ func define(api *kernel.API, s *service) error {
 		{OnchangePoint, "{model, field, handler({values})}: what a form changes when field does", func(_ string, item any) error { _, err := parseOnchange(item); return err }},
 	}
 	for _, p := range points {
-		if err := api.DefinePoint(p.name, kernel.PointMeta{Description: p.desc, ValidateFrom: p.validate}); err != nil {
+		if err := api.DefinePoint(p.name, kernel.PointMeta{Description: p.desc, ValidateFrom: p.validate, Requires: []string{contracts.CapDBSchema}}); err != nil {
 			return err
 		}
 	}

@@ -55,6 +55,7 @@ func activate(ctx context.Context, c *kernel.Context, opts Options) error {
 	}
 	err = api.DefinePoint(SchedulePoint, kernel.PointMeta{
 		Description: "{name, everyMs, handler}: a job run every everyMs milliseconds (at least 1000) when the scheduler ticks",
+		Requires:    []string{contracts.CapSchedule},
 		Validate:    s.validate,
 	})
 	if err != nil {

@@ -41,7 +41,7 @@ func TestJobsAndHooksActAsTheirRequester(t *testing.T) {
 		Plugins: []kernel.Plugin{invoicing(), invoicingAccess()},
 		Turns: [][]contracts.Block{
 			{toolUse("plugin_define", map[string]any{"manifest": map[string]any{"id": "agent.nightly", "version": "1",
-				"inject": []string{orm.UserKey}, "points": []string{"schedule", "model-hook"}}, "code": nightly})},
+				"inject": []string{orm.UserKey}, "scopes": []string{"db.write"}, "points": []string{"schedule", "model-hook"}}, "code": nightly})},
 			text("defined"),
 		}})}
 	cleo := e.user("cleo", "clerks")

@@ -72,7 +72,7 @@ func TestAgentWriteLinksBounded(t *testing.T) {
 		t.Run(x.Name, func(t *testing.T) {
 			s := boot(t, filepath.Join(t.TempDir(), "kernel.db"), x.Plain(t), nil)
 			defer s.close()
-			manifest := map[string]any{"id": "agent.pins", "version": "1", "inject": []string{orm.UserKey}, "points": []string{orm.MethodPoint},
+			manifest := map[string]any{"id": "agent.pins", "version": "1", "inject": []string{orm.UserKey}, "scopes": []string{"db.write"}, "points": []string{orm.MethodPoint},
 				"contributes": map[string]any{orm.ModelPoint: []any{map[string]any{"name": "pin", "fields": map[string]any{
 					"name":  map[string]any{"kind": "char"},
 					"links": map[string]any{"kind": "many2many", "target": "pin"}}}}}}

@@ -182,7 +182,7 @@ const paidNote = `export default async function activate(cap) {
 func TestAgentAutomationWaitsAndActsAsItsUser(t *testing.T) {
 	e := boot(t, options{approve: true, turns: [][]contracts.Block{
 		{toolUse("plugin_define", map[string]any{"manifest": map[string]any{"id": "agent.paid-note", "version": "1",
-			"inject": []string{orm.UserKey, "identity"}, "points": []string{automation.Point}}, "code": paidNote})},
+			"inject": []string{orm.UserKey, "identity"}, "scopes": []string{"db.write"}, "points": []string{automation.Point}}, "code": paidNote})},
 		text("it waits for approval"),
 	}})
 	cleo, carl := e.user("cleo", "clerks"), e.user("carl", "clerks")
@@ -289,7 +289,7 @@ const watcher = `export default async function activate(cap) {
 func TestAgentAutomationSeesOnlyItsUsersRecords(t *testing.T) {
 	e := boot(t, options{plugins: []kernel.Plugin{tracked()}, turns: [][]contracts.Block{
 		{toolUse("plugin_define", map[string]any{"manifest": map[string]any{"id": "agent.watcher", "version": "1",
-			"inject": []string{orm.UserKey}, "points": []string{automation.Point}}, "code": watcher})},
+			"inject": []string{orm.UserKey}, "scopes": []string{"db.write"}, "points": []string{automation.Point}}, "code": watcher})},
 		text("defined"),
 	}})
 	cleo, carl := e.user("cleo", "clerks"), e.user("carl", "clerks")

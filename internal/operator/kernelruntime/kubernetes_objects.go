@@ -102,16 +102,17 @@ func newK8sKernel(spec Spec, opts KubernetesOptions) (*k8sKernel, error) {
 // container, with the paths its volumes are mounted at.
 func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 	cfg := kernelconfig.Config{
-		Listen:        fmt.Sprintf("0.0.0.0:%d", k8sPort),
-		AdminListen:   fmt.Sprintf("0.0.0.0:%d", k8sAdminPort),
-		Name:          t.Namespace + "/" + t.Name,
-		Tenant:        t.Namespace + "/" + t.Name,
-		TokenFile:     k8sAdminPath + "/" + smsv1.SecretKeyToken,
-		TokenAuthFile: k8sChatPath + "/" + smsv1.SecretKeyTokenAuth,
-		Executor:      string(t.Spec.Executor),
-		AutoApprove:   t.Spec.Judge.AutoApprove,
-		SafeMode:      t.Spec.SafeMode,
-		SystemPlugins: SystemPluginNames(t.Spec.SystemPlugins),
+		Listen:            fmt.Sprintf("0.0.0.0:%d", k8sPort),
+		AdminListen:       fmt.Sprintf("0.0.0.0:%d", k8sAdminPort),
+		Name:              t.Namespace + "/" + t.Name,
+		Tenant:            t.Namespace + "/" + t.Name,
+		TokenFile:         k8sAdminPath + "/" + smsv1.SecretKeyToken,
+		TokenAuthFile:     k8sChatPath + "/" + smsv1.SecretKeyTokenAuth,
+		Executor:          string(t.Spec.Executor),
+		AutoApprove:       t.Spec.Judge.AutoApprove,
+		SafeMode:          t.Spec.SafeMode,
+		AgentCapabilities: t.Spec.Judge.AgentCapabilities,
+		SystemPlugins:     SystemPluginNames(t.Spec.SystemPlugins),
 	}
 	if cfg.Executor == "" {
 		cfg.Executor = kernelconfig.Defaults.Executor

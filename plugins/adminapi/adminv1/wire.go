@@ -79,6 +79,10 @@ type Fiber struct {
 	// SafeMode is set on an agent plugin the kernel keeps inactive because
 	// it runs in safe mode.
 	SafeMode bool `json:"safeMode,omitempty"`
+	// Capabilities is the plugin's capability set: derived from its
+	// declaration when it was proposed, checked on every call; ["*"] for a
+	// system plugin (every capability).
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // Manifest is a plugin's declaration: its id, version, keys, scopes and
@@ -284,6 +288,13 @@ type KeyMeta struct {
 	Description      string `json:"description,omitempty"`
 	MinProviderTrust Trust  `json:"minProviderTrust"`
 	MinConsumerTrust Trust  `json:"minConsumerTrust"`
+	// Requires are the capabilities reading or invoking the key needs;
+	// Methods, per method, what invoking it needs besides; Reaches what
+	// its service exercises for its caller.
+	Requires         []string            `json:"requires,omitempty"`
+	Methods          map[string][]string `json:"methods,omitempty"`
+	ProviderRequires []string            `json:"providerRequires,omitempty"`
+	Reaches          []string            `json:"reaches,omitempty"`
 }
 
 // CatalogKey is one key of the Catalog.
@@ -299,6 +310,8 @@ type CatalogKey struct {
 type PointMeta struct {
 	Description         string `json:"description,omitempty"`
 	MinContributorTrust Trust  `json:"minContributorTrust"`
+	// Requires are the capabilities contributing needs.
+	Requires []string `json:"requires,omitempty"`
 }
 
 // CatalogPoint is one point of the Catalog; Contributions names the

@@ -208,7 +208,7 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 		Store:       "sqlite:" + filepath.Join(dir, "kernel.db"),
 		Executor:    string(t.Spec.Executor),
 		AutoApprove: t.Spec.Judge.AutoApprove, SystemPlugins: kernelruntime.SystemPluginNames(t.Spec.SystemPlugins),
-		SafeMode: t.Spec.SafeMode,
+		SafeMode: t.Spec.SafeMode, AgentCapabilities: t.Spec.Judge.AgentCapabilities,
 	}
 	for _, p := range l.opts.SystemPlugins {
 		if !slices.Contains(cfg.SystemPlugins, p) {
