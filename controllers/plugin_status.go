@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	smsv1 "github.com/sms-baseline/sms/api/v1"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
@@ -201,9 +202,16 @@ func mountedConditions(c conditions, v adminv1.Verdict, f adminv1.Fiber, want fi
 }
 
 // quarantineCondition sets Quarantined while the kernel holds f in
-// quarantine, and removes it otherwise.
+// quarantine, and removes it otherwise. Its observedGeneration stays the
+// generation that first reported it, which retryQuarantined compares the
+// spec's with: a reconcile that fails before it could act on a person's
+// edit must not make the edit look older than the quarantine.
 func quarantineCondition(c conditions, f adminv1.Fiber) {
 	if f.Quarantine != "" && !f.Enabled {
+		if old := meta.FindStatusCondition(*c.list, smsv1.ConditionQuarantined); old != nil && old.Status == metav1.ConditionTrue {
+			old.Message = f.Quarantine
+			return
+		}
 		c.set(smsv1.ConditionQuarantined, true, smsv1.ReasonQuarantined, f.Quarantine)
 		return
 	}

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,5 +33,21 @@ func TestQuarantineWinsUntilTheSpecChanges(t *testing.T) {
 	p.Generation = 4 // a person changed the spec since
 	if !retryQuarantined(p) {
 		t.Fatal("retryQuarantined after a spec change = false, want the quarantine lifted")
+	}
+}
+
+// The Quarantined condition keeps the generation that first reported it,
+// so a reconcile that failed after a person's edit (and never reached the
+// toggle) does not make the edit look older than the quarantine. Seen
+// failing with quarantineCondition setting the condition on every
+// reconcile.
+func TestQuarantineConditionKeepsItsGeneration(t *testing.T) {
+	p := &smsv1.Plugin{Spec: smsv1.PluginSpec{ID: "agent.x"}}
+	p.Generation = 3
+	p.Status = pluginStatus(p, &pluginObservation{fiber: quarantined}, nil)
+	p.Generation = 4 // a person's edit; this reconcile fails before the toggle
+	p.Status = pluginStatus(p, &pluginObservation{fiber: quarantined}, errors.New("the kernel answered 503"))
+	if !retryQuarantined(p) {
+		t.Fatalf("conditions %+v: the edit at generation 4 no longer lifts the quarantine", p.Status.Conditions)
 	}
 }

@@ -157,8 +157,11 @@ func (b *hostBridge) proxy(id string) Func {
 		}
 		out, err := unit.Call(ctx, id, raw)
 		if err != nil {
-			b.k.stoppedCall(b.f, b.gen, err)
+			b.k.stoppedCall(b.f, b.gen, err, ctx.Err() != nil)
 			return nil, err
+		}
+		if b.f.stops.Load() != 0 {
+			b.f.stops.Store(0) // a call answered: stops are no longer in a row
 		}
 		return b.decode("call", out)
 	}

@@ -167,7 +167,7 @@ func FoldTarget(events []Event) (map[string]Target, error) {
 
 // Fold folds plugin/* events into committed targets and open staged installs.
 func Fold(events []Event) (Folded, error) {
-	f := Folded{Targets: map[string]Target{}, Staged: map[string]Target{}}
+	f := Folded{Targets: map[string]Target{}, Staged: map[string]Target{}, streaks: streaks{}}
 	for _, e := range events {
 		if err := f.apply(e); err != nil {
 			return Folded{}, fmt.Errorf("fold event %d (%s): %w", e.Seq, e.Type, err)
@@ -196,6 +196,9 @@ func (f *Folded) apply(e Event) error {
 		held := seen && prev.held() && d.Trust == TrustAgent
 		t := Target{Manifest: d.Manifest, CodeHash: d.CodeHash, Trust: d.Trust, Enabled: !held, Installed: true, Seq: seq,
 			RequestedBy: d.RequestedBy, Capabilities: d.Capabilities}
+		if held {
+			t.Quarantine = prev.Quarantine // the quarantine's disable holds for the new version too
+		}
 		if d.Staged {
 			f.Staged[e.Plugin] = t
 		} else {

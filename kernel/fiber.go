@@ -1,6 +1,9 @@
 package kernel
 
-import "slices"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // State is a fiber's lifecycle state.
 type State string
@@ -36,11 +39,13 @@ type fiber struct {
 	// EnableReversible may enable it again; every other disable holds.
 	reversible bool
 	// failures counts its activations that failed in a row (from the log
-	// at restore, then live); quarantine is why it was quarantined, and
-	// quarantining is set while a quarantine waits for the kernel's lock.
-	failures     int
-	quarantine   string
-	quarantining bool
+	// at restore, then live) and stops the calls that stopped its unit in a
+	// row; quarantine is why it was quarantined, and restarting is set
+	// while a restart after a stop waits for the kernel's lock.
+	failures   int
+	stops      atomic.Int32
+	quarantine string
+	restarting bool
 	// caps is an agent fiber's capability set (see DeriveCapabilities);
 	// nil for an install logged before sets were recorded, derived then at
 	// its activation.

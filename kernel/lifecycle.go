@@ -96,6 +96,7 @@ func (k *Kernel) setEnabled(ctx context.Context, id string, t toggle) error {
 	k.reg.Lock()
 	if t.enabled && !f.enabled {
 		f.failures, f.quarantine = 0, "" // an enable of a disabled plugin starts afresh
+		f.stops.Store(0)
 	}
 	f.enabled = t.enabled
 	f.reversible = t.reversible && !t.enabled
@@ -258,6 +259,9 @@ func (k *Kernel) mount(ctx context.Context, m Manifest, code []byte, enabled boo
 	}
 	f := &fiber{id: m.ID, manifest: m.clone(), trust: TrustAgent, enabled: enabled, state: StateInactive,
 		code: code, codeHash: HashCode(code)}
+	if old != nil && !enabled {
+		f.quarantine = old.quarantine // a new version of a quarantined plugin stays held by the quarantine
+	}
 	k.reg.Lock()
 	if old != nil {
 		k.removeLocked(old)

@@ -11,22 +11,29 @@ import (
 // A plugin that keeps failing is quarantined: disabled in the log by a
 // disable that holds (plugin/disabled with a quarantine reason), so only an
 // admin's Enable starts it again, with TaintQuarantine on the kernel and
-// the reason in its FiberView. Two things quarantine an agent plugin whose
-// install is committed (a staged mount's failure is the judge's to undo):
+// the reason in its FiberView. Only an agent plugin whose install is
+// committed is (a staged mount's failure is the judge's to undo), when
+// Options.QuarantineAfter of its runs fail in a row:
 //
-//   - its unit stops (ErrUnitStopped: its sandbox crashed, was killed over
-//     a memory or CPU limit, or ran past its deadline), in an activation or
-//     a call: from then on every call would fail;
-//   - Options.QuarantineAfter activations in a row fail or never finish
-//     because the kernel's process died during them. The log says so:
-//     the kernel writes fiber/activating before each agent activation and
-//     fiber/activated or fiber/failed after it, so a restart that finds an
-//     activation without its outcome counts a crash. A kernel that fails
-//     to boot that many times because of a plugin boots without it.
+//   - activations that fail, or never finish because the kernel's process
+//     died during them. The log says so: the kernel writes
+//     fiber/activating (with the code hash) before each agent activation
+//     and fiber/activated or fiber/failed after it, so a restart that finds
+//     an activation without its outcome counts a crash. A kernel that fails
+//     to boot that many times because of a plugin boots without it;
+//   - calls that stop its unit (ErrUnitStopped: its sandbox crashed, was
+//     killed over a memory or CPU limit, ran past its deadline or its
+//     bridge budget). A stopped unit can run nothing more, so the kernel
+//     restarts the plugin at once (undo, then a fresh activation) and
+//     counts the stop; a call that returns normally ends the count.
 //
-// An error a call returns is not a failure here: a plugin's code throws for
-// input it refuses and for a caller's missing rights, so counting throws
-// would let any caller quarantine a plugin other people use.
+// What a caller causes is not counted: an activation or call whose caller
+// left or timed out (ErrStoppedByCaller, or a context that ended), and an
+// error a call returns (a plugin throws for input it refuses and for a
+// caller's missing rights). A caller can still push a plugin past a limit
+// with its input; then the count needs that many stops in a row with no
+// call answered in between, and each stop restarts the plugin for
+// everyone else.
 
 // DefaultQuarantineAfter is how many activations of a plugin may fail in a
 // row before it is quarantined.
@@ -41,6 +48,25 @@ const EventFiberActivating = "fiber/activating"
 // an error no script can catch. Executors mark such errors with Stopped.
 var ErrUnitStopped = errors.New("the plugin's sandbox stopped")
 
+// ErrStoppedByCaller marks a stop its caller caused (it cancelled the
+// call, or its deadline ended it while the plugin's JavaScript ran):
+// the kernel restarts the plugin but does not count the stop against it.
+// Executors mark such errors with StoppedByCaller.
+var ErrStoppedByCaller = errors.New("stopped because its caller left")
+
+// StoppedByCaller returns err marked as ErrUnitStopped and
+// ErrStoppedByCaller; its message is unchanged.
+func StoppedByCaller(err error) error {
+	if err == nil || errors.Is(err, ErrStoppedByCaller) {
+		return err
+	}
+	return byCallerError{err}
+}
+
+type byCallerError struct{ error }
+
+func (e byCallerError) Unwrap() []error { return []error{e.error, ErrUnitStopped, ErrStoppedByCaller} }
+
 // Stopped returns err marked as ErrUnitStopped; its message is unchanged.
 func Stopped(err error) error {
 	if err == nil || errors.Is(err, ErrUnitStopped) {
@@ -52,59 +78,6 @@ func Stopped(err error) error {
 type stoppedError struct{ error }
 
 func (e stoppedError) Unwrap() []error { return []error{e.error, ErrUnitStopped} }
-
-// streaks counts, per plugin, its activations that failed in a row as the
-// log tells them. An activation is open between fiber/activating and its
-// outcome; one still open at the next fiber/activating, or at the end of
-// the log, was cut short by the process dying.
-type streaks struct {
-	failed  map[string]int
-	crashed map[string]int
-	open    map[string]bool
-}
-
-func (s *streaks) reset(id string) {
-	delete(s.failed, id)
-	delete(s.crashed, id)
-	delete(s.open, id)
-}
-
-// closeOpen counts an activation of id left open as a crash.
-func (s *streaks) closeOpen(id string) {
-	if s.open[id] {
-		s.failed[id]++
-		s.crashed[id]++
-		delete(s.open, id)
-	}
-}
-
-// apply folds one fiber/* event.
-func (s *streaks) apply(e Event) {
-	if s.failed == nil {
-		s.failed, s.crashed, s.open = map[string]int{}, map[string]int{}, map[string]bool{}
-	}
-	switch e.Type {
-	case EventFiberActivating:
-		s.closeOpen(e.Plugin)
-		s.open[e.Plugin] = true
-	case EventFiberActivated:
-		s.reset(e.Plugin)
-	case EventFiberFailed:
-		delete(s.open, e.Plugin)
-		s.failed[e.Plugin]++
-	}
-}
-
-// finish closes every open activation and writes the counts into targets.
-func (s *streaks) finish(targets map[string]Target) {
-	for _, id := range slices.Collect(maps.Keys(s.open)) {
-		s.closeOpen(id)
-	}
-	for id, t := range targets {
-		t.Failures, t.Crashes = s.failed[id], s.crashed[id]
-		targets[id] = t
-	}
-}
 
 // quarantineAfter returns the configured limit.
 func (k *Kernel) quarantineAfter() int {
@@ -149,52 +122,66 @@ func (k *Kernel) noteQuarantine(id, reason string) {
 }
 
 // failedActivation counts an agent fiber's failed activation and
-// quarantines it when its unit stopped or its failures reached the limit;
-// the caller holds k.mu (it runs inside settle, so it does not settle).
-func (k *Kernel) failedActivation(ctx context.Context, f *fiber, err error) {
+// quarantines it when its failures reached the limit; the caller holds
+// k.mu (it runs inside settle, so it does not settle).
+func (k *Kernel) failedActivation(ctx context.Context, f *fiber) {
 	k.reg.Lock()
 	f.failures++
 	n, staged := f.failures, f.staged
 	k.reg.Unlock()
-	if f.trust != TrustAgent || staged {
-		return
-	}
-	switch {
-	case errors.Is(err, ErrUnitStopped):
-		k.quarantineLocked(ctx, f, "quarantined: its sandbox stopped while it activated: "+err.Error())
-	case n >= k.quarantineAfter():
-		k.quarantineLocked(ctx, f, fmt.Sprintf("quarantined: its last %d activations failed; the last: %v", n, err))
+	if f.trust == TrustAgent && !staged && n >= k.quarantineAfter() {
+		k.quarantineLocked(ctx, f, fmt.Sprintf("quarantined: its last %d activations failed; the last: %v", n, f.err))
 	}
 }
 
-// stoppedCall quarantines f, from any goroutine, when a call of its
-// activation gen failed because its unit stopped. It runs the quarantine
-// in the background: the call may run inside a kernel operation.
-func (k *Kernel) stoppedCall(f *fiber, gen uint64, err error) {
+// stoppedCall handles, from any goroutine, a call of f's activation gen
+// that failed: when the error says its unit stopped, the kernel restarts
+// f in the background (the call may run inside a kernel operation),
+// counting the stop unless its caller caused it (callerLeft, or
+// ErrStoppedByCaller), and quarantines f when the count reaches the limit.
+func (k *Kernel) stoppedCall(f *fiber, gen uint64, err error, callerLeft bool) {
 	if !errors.Is(err, ErrUnitStopped) {
 		return
 	}
+	blame := !callerLeft && !errors.Is(err, ErrStoppedByCaller)
 	k.reg.Lock()
-	skip := f.gen != gen || f.staged || f.quarantining || f.trust != TrustAgent
-	f.quarantining = true
+	skip := f.gen != gen || f.staged || f.restarting || f.trust != TrustAgent
+	if !skip {
+		f.restarting = true
+	}
 	k.reg.Unlock()
 	if skip {
 		return
 	}
-	go func() {
-		ctx, lerr := k.lock(context.Background(), "quarantine")
-		if lerr != nil {
-			return
-		}
-		defer k.mu.Unlock()
-		k.reg.Lock()
-		f.quarantining = false
-		live := k.fibers[f.id] == f && f.gen == gen && f.enabled && !f.staged
-		k.reg.Unlock()
-		if live && k.quarantineLocked(ctx, f, "quarantined: its sandbox stopped during a call: "+err.Error()) {
-			_, _ = k.settle(ctx) // deactivates it and the plugins that inject its keys
-		}
-	}()
+	go k.restart(f, gen, err, blame)
+}
+
+// restart undoes f's stopped activation gen and activates it afresh, or
+// quarantines it when blame brings its stops to the limit.
+func (k *Kernel) restart(f *fiber, gen uint64, cause error, blame bool) {
+	ctx, err := k.lock(context.Background(), "restart")
+	if err != nil {
+		return
+	}
+	defer k.mu.Unlock()
+	k.reg.Lock()
+	f.restarting = false
+	live := k.fibers[f.id] == f && f.gen == gen && f.enabled && !f.staged && f.state == StateActive
+	n := int(f.stops.Load())
+	if live && blame {
+		n = int(f.stops.Add(1))
+	}
+	k.reg.Unlock()
+	if !live {
+		return
+	}
+	if n >= k.quarantineAfter() {
+		k.quarantineLocked(ctx, f, fmt.Sprintf("quarantined: its sandbox stopped in %d calls in a row; the last: %v", n, cause))
+	} else {
+		k.logger.Warn("Plugin restarted: its sandbox stopped", "kernel", k.name, "plugin", f.id, "stops", n, "error", cause)
+		k.deactivateTree(ctx, f)
+	}
+	_, _ = k.settle(ctx) // activates it again, and the plugins that inject its keys
 }
 
 // quarantineLocked records f's quarantine and disables it; the caller

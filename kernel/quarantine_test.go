@@ -172,3 +172,36 @@ func TestSafeMode(t *testing.T) {
 	wantState(t, k, "agent.flaky", kernel.StateActive)
 	wantState(t, k, "agent.calm", kernel.StateActive)
 }
+
+// A staged version whose activation the process died in is not the
+// committed version: the restart aborts it and counts nothing against the
+// version it puts back, even when one failure would quarantine. Seen
+// failing with streaks counting activations of any code hash.
+func TestStagedCrashBlamesNotTheCommittedVersion(t *testing.T) {
+	mode := &atomic.Value{}
+	mode.Store("ok")
+	w := flakyWorld(t, mode)
+	w.exec.Register("dies", func(context.Context, kernel.HostBridge, *kerneltest.Unit) error {
+		runtime.Goexit()
+		return nil
+	})
+	k := w.boot(t)
+	m := kernel.Manifest{ID: "agent.flaky", Version: "2", Points: []string{"tool"}}
+	auth, err := k.Authorize(m, kernel.HashCode([]byte("dies")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = k.Propose(context.Background(), kernel.Proposal{Manifest: m, Code: []byte("dies"), Auth: auth})
+	}()
+	<-done
+	k, err = w.bootWith(t, kernel.Options{QuarantineAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := k.Fiber("agent.flaky"); v.Version != "1" || v.State != kernel.StateActive || v.Quarantine != "" {
+		t.Fatalf("agent.flaky after the staged crash = version %s, state %s, quarantine %q; want 1, active, none", v.Version, v.State, v.Quarantine)
+	}
+}

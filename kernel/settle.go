@@ -153,8 +153,11 @@ func (k *Kernel) activate(ctx context.Context, f *fiber) error {
 		f.caps = caps
 		k.reg.Unlock()
 	}
+	// The outcome is recorded even when ctx ends meanwhile: Restore counts
+	// an activation without one as a crash.
+	record := context.WithoutCancel(ctx)
 	if f.trust == TrustAgent {
-		k.audit(ctx, EventFiberActivating, f.id, nil)
+		k.audit(record, EventFiberActivating, f.id, activationData{CodeHash: f.codeHash})
 	}
 	err := k.applyContributes(f, gen)
 	if err == nil {
@@ -166,14 +169,17 @@ func (k *Kernel) activate(ctx context.Context, f *fiber) error {
 		f.gen++ // disposes proxies and contexts handed out during the attempt
 		f.state, f.err = StateFailed, err
 		k.reg.Unlock()
-		k.audit(ctx, EventFiberFailed, f.id, map[string]string{"error": err.Error()})
-		k.failedActivation(ctx, f, err)
+		cancelled := ctx.Err() != nil // the caller left or the kernel stops: not the plugin's failure
+		k.audit(record, EventFiberFailed, f.id, activationData{CodeHash: f.codeHash, Error: err.Error(), Cancelled: cancelled})
+		if !cancelled {
+			k.failedActivation(ctx, f)
+		}
 		return err
 	}
 	k.reg.Lock()
 	f.state, f.failures = StateActive, 0
 	k.reg.Unlock()
-	k.audit(ctx, EventFiberActivated, f.id, nil)
+	k.audit(record, EventFiberActivated, f.id, activationData{CodeHash: f.codeHash})
 	return nil
 }
 

@@ -140,8 +140,7 @@ type Agent struct {
 // MaxAgentSteps is the most model calls a turn may be allowed.
 const MaxAgentSteps = 64
 
-// MaxQuarantineAfter is the largest QuarantineAfter: a plugin that failed
-// more activations in a row than this is quarantined whatever the flag.
+// MaxQuarantineAfter is the largest QuarantineAfter a kernel accepts.
 const MaxQuarantineAfter = 100
 
 // Defaults are the flag defaults of `manager kernel`.

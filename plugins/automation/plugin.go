@@ -44,7 +44,8 @@ type service struct {
 	logger  *slog.Logger
 
 	mu   sync.RWMutex
-	live []*live // in contribution order
+	live []*live                // in contribution order
+	kept map[string]*statusCell // statuses of dropped automations, by plugin and name
 }
 
 // live is an accepted automation.
@@ -54,10 +55,21 @@ type live struct {
 	system     bool
 	untrack    func()
 	q          *queue // an agent plugin's event automation runs on it
+	st         *statusCell
+}
 
+// statusCell is an automation's status. A plugin the kernel restarts (its
+// sandbox stopped) contributes its automations anew; the new contribution
+// takes the same cell, so its counts go on, runs of the old one that end
+// late included.
+type statusCell struct {
 	mu     sync.Mutex
 	status Status
 }
+
+// maxKept bounds the statuses of dropped automations kept for a new
+// contribution of the same plugin and name.
+const maxKept = 256
 
 func activate(ctx context.Context, c *kernel.Context, opts Options) error {
 	db, err := kernel.Lookup[contracts.Database](c, contracts.DatabaseKey)
@@ -72,7 +84,8 @@ func activate(ctx context.Context, c *kernel.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	s := &service{orm: o, user: user, db: contracts.Ambient(db), api: c.Kernel(), actAs: opts.ActAs, timeout: opts.RunTimeout, now: opts.Now, logger: c.Logger()}
+	s := &service{orm: o, user: user, db: contracts.Ambient(db), api: c.Kernel(), actAs: opts.ActAs, timeout: opts.RunTimeout, now: opts.Now, logger: c.Logger(),
+		kept: map[string]*statusCell{}}
 	if s.timeout <= 0 {
 		s.timeout = DefaultRunTimeout
 	}
@@ -142,8 +155,7 @@ func (s *service) add(x kernel.Contribution) {
 		s.logger.Warn("Automation ignored", "contribution", x.ID, "plugin", x.Fiber, "error", err)
 		return
 	}
-	l := &live{id: x.ID, plugin: x.Fiber, a: a, system: s.isSystem(x.Fiber),
-		status: Status{Name: a.Name, Plugin: x.Fiber, Model: a.Model, Trigger: a.Trigger}}
+	l := &live{id: x.ID, plugin: x.Fiber, a: a, system: s.isSystem(x.Fiber)}
 	if len(a.Watch) > 0 {
 		l.untrack = s.orm.Track(a.Model, a.Watch)
 	}
@@ -152,6 +164,14 @@ func (s *service) add(x kernel.Contribution) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	key := x.Fiber + "\x00" + a.Name
+	if l.st = s.kept[key]; l.st == nil {
+		l.st = &statusCell{}
+	}
+	delete(s.kept, key)
+	l.st.mu.Lock()
+	l.st.status.Name, l.st.status.Plugin, l.st.status.Model, l.st.status.Trigger = a.Name, x.Fiber, a.Model, a.Trigger
+	l.st.mu.Unlock()
 	s.live = append(s.live, l)
 }
 
@@ -163,6 +183,10 @@ func (s *service) drop(x kernel.Contribution) {
 			return false
 		}
 		l.stop()
+		if len(s.kept) >= maxKept {
+			clear(s.kept)
+		}
+		s.kept[l.plugin+"\x00"+l.a.Name] = l.st
 		return true
 	})
 }
@@ -203,9 +227,9 @@ func (s *service) Statuses(context.Context) ([]Status, error) {
 	defer s.mu.RUnlock()
 	out := make([]Status, 0, len(s.live))
 	for _, l := range s.live {
-		l.mu.Lock()
-		out = append(out, l.status)
-		l.mu.Unlock()
+		l.st.mu.Lock()
+		out = append(out, l.st.status)
+		l.st.mu.Unlock()
 	}
 	return out, nil
 }

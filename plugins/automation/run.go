@@ -34,10 +34,10 @@ func (s *service) fire(ctx context.Context, c orm.Change) {
 			continue
 		}
 		if len(chain) >= MaxChainDepth {
-			l.mu.Lock()
-			l.status.Skipped++
-			l.status.LastError = fmt.Sprintf("skipped: automations nested %d deep (%v); the limit is %d", len(chain), chain, MaxChainDepth)
-			l.mu.Unlock()
+			l.st.mu.Lock()
+			l.st.status.Skipped++
+			l.st.status.LastError = fmt.Sprintf("skipped: automations nested %d deep (%v); the limit is %d", len(chain), chain, MaxChainDepth)
+			l.st.mu.Unlock()
 			s.logger.Warn("Automation skipped: chain too deep", "automation", l.a.Name, "chain", chain)
 			continue
 		}
@@ -47,9 +47,9 @@ func (s *service) fire(ctx context.Context, c orm.Change) {
 			continue
 		}
 		if !l.q.push(job{ctx: context.WithoutCancel(ctx), ev: ev, writer: c.Op}) {
-			l.mu.Lock()
-			l.status.Dropped++
-			l.mu.Unlock()
+			l.st.mu.Lock()
+			l.st.status.Dropped++
+			l.st.mu.Unlock()
 			s.logger.Warn("Automation run dropped: its queue is full", "automation", l.a.Name, "plugin", l.plugin, "limit", MaxQueue)
 		}
 	}
@@ -100,20 +100,20 @@ func (s *service) run(ctx context.Context, l *live, ev Event, writer orm.OpConte
 		s.logger.Warn("Automation failed", "automation", l.a.Name, "plugin", l.plugin, "error", err)
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.status.Runs++
-	l.status.LastError = ""
-	l.status.LastRun = &ev.Now
+	l.st.mu.Lock()
+	defer l.st.mu.Unlock()
+	l.st.status.Runs++
+	l.st.status.LastError = ""
+	l.st.status.LastRun = &ev.Now
 }
 
 func (l *live) fail(err error, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.status.Runs++
-	l.status.Failures++
-	l.status.LastError = err.Error()
-	l.status.LastRun = &now
+	l.st.mu.Lock()
+	defer l.st.mu.Unlock()
+	l.st.status.Runs++
+	l.st.status.Failures++
+	l.st.status.LastError = err.Error()
+	l.st.status.LastRun = &now
 }
 
 // An agent plugin's automation always narrows the records to those its

@@ -101,10 +101,10 @@ func (s *service) periodicRun(ctx context.Context, l *live, now time.Time) error
 		l.fail(err, now)
 		return err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.status.Runs++
-	l.status.LastError = ""
-	l.status.LastRun = &now
+	l.st.mu.Lock()
+	defer l.st.mu.Unlock()
+	l.st.status.Runs++
+	l.st.status.LastError = ""
+	l.st.status.LastRun = &now
 	return nil
 }

@@ -38,6 +38,7 @@ type job struct {
 	res      chan result                 // receives the outcome of a job its caller waits for
 	ended    atomic.Bool                 // the outcome was reported
 	gone     atomic.Bool                 // finished, or abandoned: the loop drops it
+	byCaller atomic.Bool                 // abandoned because its caller's context ended
 
 	// Set by start under the unit's mu; released by finish.
 	unit    atomic.Pointer[unit]
@@ -255,10 +256,14 @@ func (u *unit) start(j *job, first func() error, wake bool) {
 	}
 }
 
-// abandon ends a job whose context ended.
+// abandon ends a job whose context ended. Interrupting its JavaScript
+// stops the unit, which its caller caused: the error says so.
 func (u *unit) abandon(j *job, err error) {
+	j.byCaller.Store(true)
 	j.gone.Store(true)
-	u.interrupt(j, err)
+	if u.interrupt(j, err) {
+		err = stoppedBy(j, err)
+	}
 	j.finish("", err)
 }
 
@@ -268,7 +273,7 @@ func (u *unit) overran(j *job) {
 	err := fmt.Errorf("%s: %w", j.what, u.deadlineErr)
 	j.gone.Store(true)
 	if u.interrupt(j, err) {
-		err = stoppedBy(err)
+		err = stoppedBy(j, err)
 	}
 	j.finish("", err)
 }

@@ -1,7 +1,6 @@
 package goja
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,8 +24,7 @@ func (u *unit) slice(j *job, fn func() error) {
 	if err := u.run(j, fn); err != nil {
 		jerr := u.jsError(j, err)
 		if uncatchable(err) {
-			u.stop(jerr)
-			jerr = stoppedBy(jerr)
+			jerr = u.stop(j, jerr)
 		}
 		j.finish("", jerr)
 		delete(u.jobs, j)
@@ -43,32 +41,34 @@ func uncatchable(err error) bool {
 	return errors.As(err, &interrupted) || errors.As(err, &overflow)
 }
 
-// stop ends the unit after an uncatchable error. goja leaves a runtime whose
-// async function was interrupted unable to run promise jobs again, so the
-// runtime is never used after one: every pending and later call fails with
-// the cause.
-func (u *unit) stop(cause error) {
+// stop ends the unit after an uncatchable error that ended j's slice, and
+// returns the cause marked as a stop (stoppedBy). goja leaves a runtime
+// whose async function was interrupted unable to run promise jobs again,
+// so the runtime is never used after one: every pending and later call
+// fails with the cause, until the kernel starts the plugin again.
+func (u *unit) stop(j *job, cause error) error {
+	cause = stoppedBy(j, cause)
 	u.mu.Lock()
 	if u.stopped == nil {
-		u.stopped = stoppedBy(fmt.Errorf("%s was stopped after %w; disable and enable it to start it again", u.plugin, cause))
+		u.stopped = stoppedBy(j, fmt.Errorf("%s was stopped after %w; the kernel starts it again", u.plugin, cause))
 	}
 	stopped := u.stopped
 	u.mu.Unlock()
-	for j := range u.jobs {
-		j.finish("", stopped)
-		delete(u.jobs, j)
-		u.forget(j)
+	for other := range u.jobs {
+		other.finish("", stopped)
+		delete(u.jobs, other)
+		u.forget(other)
 	}
+	return cause
 }
 
-// stoppedBy marks the error of a stopped unit as kernel.ErrUnitStopped,
-// which quarantines the plugin, unless its cause was the caller's: a
-// caller that cancels or times out a call must not quarantine a plugin
-// other callers use (the unit still cannot run again until it is enabled
-// anew or the kernel restarts).
-func stoppedBy(err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
+// stoppedBy marks the error of a unit stopped while it ran j: as
+// kernel.ErrUnitStopped, which the kernel restarts the plugin on and counts
+// against it, or, when j's caller caused the stop (its context ended:
+// abandon), as kernel.StoppedByCaller, which it does not count.
+func stoppedBy(j *job, err error) error {
+	if j != nil && j.byCaller.Load() {
+		return kernel.StoppedByCaller(err)
 	}
 	return kernel.Stopped(err)
 }
@@ -233,10 +233,11 @@ func (u *unit) complete(j *job) {
 		return err
 	})
 	if err != nil {
+		jerr := u.jsError(j, err)
 		if uncatchable(err) {
-			u.stop(u.jsError(j, err))
+			jerr = u.stop(j, jerr)
 		}
-		j.finish("", u.jsError(j, err))
+		j.finish("", jerr)
 		return
 	}
 	j.finish(string(raw), nil)

@@ -50,7 +50,8 @@ const (
 	kindDeadline = "deadline"
 	kindClosed   = "closed"
 	kindCanceled = "canceled"
-	kindStopped  = "stopped" // kernel.ErrUnitStopped, with the kind of its cause after a comma
+	kindStopped  = "stopped" // kernel.ErrUnitStopped; with the kind of its cause after a comma
+	kindByCaller = "caller"  // kernel.ErrStoppedByCaller, after "stopped"
 )
 
 // maxMessage bounds one message: a snapshot, escaped, plus the code of a plugin.
@@ -166,13 +167,17 @@ func (c *conn) recv() (message, error) {
 
 // kindOf classifies an error for the crossing.
 func kindOf(err error) string {
+	var kinds []string
 	if errors.Is(err, kernel.ErrUnitStopped) {
-		if cause := causeKind(err); cause != "" {
-			return kindStopped + "," + cause
+		kinds = append(kinds, kindStopped)
+		if errors.Is(err, kernel.ErrStoppedByCaller) {
+			kinds = append(kinds, kindByCaller)
 		}
-		return kindStopped
 	}
-	return causeKind(err)
+	if cause := causeKind(err); cause != "" {
+		kinds = append(kinds, cause)
+	}
+	return strings.Join(kinds, ",")
 }
 
 func causeKind(err error) string {
@@ -200,7 +205,7 @@ func (e *remoteError) Unwrap() []error { return e.kinds }
 // kinds maps a crossing's kind names to their sentinels.
 var kinds = map[string]error{
 	kindDeadline: goja.ErrDeadline, kindClosed: goja.ErrClosed, kindCanceled: context.Canceled,
-	kindStopped: kernel.ErrUnitStopped,
+	kindStopped: kernel.ErrUnitStopped, kindByCaller: kernel.ErrStoppedByCaller,
 }
 
 func errorOf(m message) error {
