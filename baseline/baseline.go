@@ -292,6 +292,9 @@ func (b *Baseline) Tick(ctx context.Context, now time.Time) error {
 // Close closes the store. It is safe to call more than once.
 func (b *Baseline) Close() error {
 	b.closeOnce.Do(func() {
+		if b.Kernel != nil {
+			b.Kernel.Close() // no more restarts of stopped plugins
+		}
 		if b.Store != nil {
 			b.closeErr = b.Store.Close()
 		}

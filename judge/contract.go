@@ -118,7 +118,10 @@ type Approval struct {
 	// requester could give it when it was submitted: the capability gate
 	// runs again with that grant when a human approves.
 	Capabilities []string `json:"capabilities,omitempty"`
-	Grant        []string `json:"grant,omitempty"`
+	// Grant is written even when empty ([]): only an approval parked
+	// before grants were recorded has none, and is judged with its
+	// approver's grant.
+	Grant []string `json:"grant"`
 }
 
 // Service is the judge, as other system plugins see it under Key. Its

@@ -19,6 +19,9 @@ func (j *Judge) Submit(ctx context.Context, m kernel.Manifest, code, requestedBy
 	defer s.mu.Unlock()
 	sub := &Submission{Manifest: m, Code: code, CodeHash: kernel.HashCode([]byte(code)), RequestedBy: requestedBy, kernel: s.api.Kernel,
 		Grant: j.opts.Grant(ctx, requestedBy)}
+	if sub.Grant == nil {
+		sub.Grant = []string{} // grants nothing, and an approval records that
+	}
 	key := submissionKey(m, sub.CodeHash)
 	if a, ok := s.pending[approvalID(m.ID, key)]; ok {
 		return Verdict{Status: StatusPending, PluginID: m.ID, Version: m.Version, CodeHash: sub.CodeHash, Gate: GatePolicy,

@@ -160,8 +160,9 @@ func (b *hostBridge) proxy(id string) Func {
 			b.k.stoppedCall(b.f, b.gen, err, ctx.Err() != nil)
 			return nil, err
 		}
-		if b.f.stops.Load() != 0 {
+		if b.f.stops.Load() != 0 || b.f.restarts.Load() != 0 {
 			b.f.stops.Store(0) // a call answered: stops are no longer in a row
+			b.f.restarts.Store(0)
 		}
 		return b.decode("call", out)
 	}

@@ -29,15 +29,16 @@ const AllCapabilities = "*"
 // DeriveCapabilities returns the capability set manifest m declares under
 // the kernel's current metadata, sorted: its scopes, and the capabilities
 // its injected and optional keys (Requires) and the points it declares
-// (Requires) and the keys it provides (ProviderRequires) need. Keys and
+// (Requires) and the keys it provides (ProviderRequires) need, and the
+// capabilities of the agent plugins providing its keys now. Keys and
 // points not defined yet add nothing.
 func (k *Kernel) DeriveCapabilities(m Manifest) []string {
 	k.reg.RLock()
 	defer k.reg.RUnlock()
 	set := slices.Clone(m.Scopes)
 	for _, key := range append(slices.Clone(m.Inject), m.Optional...) {
-		if e := k.keys[key]; e != nil && e.defined {
-			set = append(set, e.meta.Requires...)
+		if e := k.keys[key]; e != nil {
+			set = append(set, e.requires()...)
 		}
 	}
 	for _, key := range m.Provide {

@@ -34,6 +34,11 @@ func (w world) capWorld(t *testing.T, extra ...string) *kernel.Kernel {
 			if err := c.Kernel().DefinePoint("feed", kernel.PointMeta{Requires: append([]string{"cap.feed"}, extra...)}); err != nil {
 				return err
 			}
+			if len(extra) > 1 { // "late" exists only in the later boots, requiring more
+				if err := c.Kernel().DefineKey("late", kernel.KeyMeta{MinProviderTrust: kernel.TrustSystem, Requires: extra}); err != nil {
+					return err
+				}
+			}
 			return c.Provide("ledger", ledgerService{})
 		},
 	}
@@ -105,9 +110,10 @@ func TestCapabilitiesAreDerivedAndChecked(t *testing.T) {
 
 // The set is recorded with the install: after a restart where the key
 // and the point require more, the plugins mounted before are refused them
-// until they are proposed again. Seen failing with mountTarget ignoring
-// the recorded set (derived again at activation), and (agent.feeder) with
-// contribute's capability check removed.
+// until they are proposed again, an empty set included. Seen failing with
+// mountTarget ignoring the recorded set (derived again at activation),
+// (agent.feeder) with contribute's capability check removed, and
+// (agent.late) with an empty set left out of the log (omitempty).
 func TestRecordedCapabilitiesHoldAcrossRestarts(t *testing.T) {
 	ctx := context.Background()
 	w := world{kernel.NewMemoryLog(), kernel.NewMemoryBlobs(), kerneltest.NewExecutor()}
@@ -126,11 +132,57 @@ func TestRecordedCapabilitiesHoldAcrossRestarts(t *testing.T) {
 	if err := kerneltest.Agent(ctx, k, kernel.Manifest{ID: "agent.feeder", Version: "1", Points: []string{"feed"}}, "feeder"); err != nil {
 		t.Fatal(err)
 	}
+	// agent.late's set is empty: the key it may read is not defined yet.
+	w.exec.Register("late", func(ctx context.Context, h kernel.HostBridge, _ *kerneltest.Unit) error {
+		if _, err := h.Get(ctx, "late"); kernel.CodeOf(err) != kernel.CodeNotFound {
+			return err
+		}
+		return nil
+	})
+	if err := kerneltest.Agent(ctx, k, kernel.Manifest{ID: "agent.late", Version: "1", Optional: []string{"late"}}, "late"); err != nil {
+		t.Fatal(err)
+	}
 	k2 := w.capWorld(t, "cap.read", "cap.secret")
-	for _, id := range []string{"agent.getter", "agent.feeder"} {
+	for _, id := range []string{"agent.getter", "agent.feeder", "agent.late"} {
 		v, _ := k2.Fiber(id)
-		if v.State != kernel.StateFailed || !strings.Contains(v.Error, "needs the capabilities cap.secret") {
+		if v.State != kernel.StateFailed || !strings.Contains(v.Error, "needs the capabilities") || !strings.Contains(v.Error, "cap.secret") {
 			t.Fatalf("%s after the catalog requires more = %s (%s), want failed naming cap.secret", id, v.State, v.Error)
 		}
+	}
+}
+
+// An agent plugin cannot lend what it may do to another through a key it
+// provides: a consumer of the key needs the provider's capabilities too,
+// derived when it is proposed, and one proposed before the provider ran
+// is refused the key. Seen failing with provide not lending the
+// provider's set (the borrower held nothing and read the key).
+func TestProvidedKeysLendNothing(t *testing.T) {
+	ctx := context.Background()
+	w := world{kernel.NewMemoryLog(), kernel.NewMemoryBlobs(), kerneltest.NewExecutor()}
+	w.exec.Register("lender", func(ctx context.Context, h kernel.HostBridge, _ *kerneltest.Unit) error {
+		return h.Provide(ctx, "proxy", kerneltest.JSON(map[string]any{"ok": true}))
+	})
+	w.exec.Register("borrower", func(ctx context.Context, h kernel.HostBridge, _ *kerneltest.Unit) error {
+		_, err := h.Get(ctx, "proxy")
+		return err
+	})
+	k := w.capWorld(t)
+	early := kernel.Manifest{ID: "agent.early", Version: "1", Inject: []string{"proxy"}}
+	if err := kerneltest.Agent(ctx, k, early, "borrower"); err != nil {
+		t.Fatal(err) // it waits for proxy: nothing ran yet
+	}
+	lender := kernel.Manifest{ID: "agent.lender", Version: "1", Inject: []string{"ledger"}, Provide: []string{"proxy"}, Scopes: []string{"cap.post"}}
+	if err := kerneltest.Agent(ctx, k, lender, "lender"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := k.Fiber("agent.early"); v.State != kernel.StateFailed || !strings.Contains(v.Error, "cap.post") {
+		t.Fatalf("agent.early, proposed before the lender = %s (%s), want failed naming cap.post", v.State, v.Error)
+	}
+	late := kernel.Manifest{ID: "agent.late", Version: "1", Inject: []string{"proxy"}}
+	if err := kerneltest.Agent(ctx, k, late, "borrower"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := k.Fiber("agent.late"); !slices.Contains(v.Capabilities, "cap.post") {
+		t.Fatalf("agent.late capabilities = %v, want the lender's cap.post", v.Capabilities)
 	}
 }

@@ -56,14 +56,15 @@ func (k *Kernel) read(f *fiber, gen uint64, key string) (any, error) {
 	k.reg.RLock()
 	e := k.keys[key]
 	var meta KeyMeta
+	var need []string
 	if e != nil {
-		meta = e.meta
+		meta, need = e.meta, e.requires()
 	}
 	k.reg.RUnlock()
 	if err := k.checkTrust(f, meta.MinConsumerTrust, "get", fmt.Sprintf("reading key %q", key)); err != nil {
 		return nil, err
 	}
-	if err := k.checkCapabilities(f, meta.Requires, "get", fmt.Sprintf("reading key %q", key)); err != nil {
+	if err := k.checkCapabilities(f, need, "get", fmt.Sprintf("reading key %q", key)); err != nil {
 		return nil, err
 	}
 	k.reg.RLock()
@@ -106,11 +107,14 @@ func (k *Kernel) provide(f *fiber, gen uint64, key string, value any) error {
 		return k.errf(CodeConflict, "provide", f.id, fmt.Sprintf("key %q is already provided by %s", key, owner))
 	}
 	e.value, e.owner, e.present = value, f.id, true
+	if f.trust == TrustAgent {
+		e.lent = slices.Clone(f.caps)
+	}
 	f.provides = append(f.provides, key)
 	f.effects = append(f.effects, effect{what: "provide " + key, undo: func() error {
 		k.reg.Lock()
 		defer k.reg.Unlock()
-		e.value, e.owner, e.present = nil, "", false
+		e.value, e.owner, e.present, e.lent = nil, "", false, nil
 		f.provides = slices.DeleteFunc(f.provides, func(s string) bool { return s == key })
 		return nil
 	}})

@@ -75,8 +75,10 @@ type installedData struct {
 	// RequestedBy is who asked for the agent plugin (WithRequester).
 	RequestedBy string `json:"requestedBy,omitempty"`
 	// Capabilities is the agent plugin's capability set, derived when it
-	// was proposed (Kernel.DeriveCapabilities).
-	Capabilities []string `json:"capabilities,omitempty"`
+	// was proposed (Kernel.DeriveCapabilities). An empty set is written as
+	// [], never left out: an install without the field (logged before sets
+	// were recorded) derives its set when it activates.
+	Capabilities []string `json:"capabilities"`
 }
 
 // mountedData is the payload of plugin/mounted: what is committed, which

@@ -43,7 +43,8 @@ type fiber struct {
 	// row; quarantine is why it was quarantined, and restarting is set
 	// while a restart after a stop waits for the kernel's lock.
 	failures   int
-	stops      atomic.Int32
+	stops      atomic.Int32 // stops blamed on it, in a row
+	restarts   atomic.Int32 // restarts in a row, whoever caused them: their backoff
 	quarantine string
 	restarting bool
 	// caps is an agent fiber's capability set (see DeriveCapabilities);

@@ -60,6 +60,9 @@ type Kernel struct {
 
 	appended appendSignal // wakes readers waiting for the next event
 
+	closed    chan struct{} // closed by Close: background restarts stop
+	closeOnce sync.Once
+
 	mu    sync.Mutex      // serializes operations that change fibers (they run plugin code)
 	holds map[string]bool // agent ids whose disable holds, as the log folds them; guarded by mu
 
@@ -84,7 +87,7 @@ func New(opts Options) *Kernel {
 		quarantineN: opts.QuarantineAfter, safeMode: opts.SafeMode,
 		keys: map[string]*keyEntry{}, points: map[string]*pointEntry{}, fibers: map[string]*fiber{},
 		consumers: map[string][]*fiber{}, systemIDs: map[string]bool{}, holds: map[string]bool{},
-		issued: map[string]MountAuthorization{}, used: map[string]bool{},
+		issued: map[string]MountAuthorization{}, used: map[string]bool{}, closed: make(chan struct{}),
 	}
 	if k.name == "" {
 		k.name = "kernel"
@@ -106,6 +109,11 @@ func New(opts Options) *Kernel {
 	}
 	return k
 }
+
+// Close stops the kernel's background work: a plugin whose sandbox stopped
+// is no longer restarted. Fibers stay as they are; the composition root
+// closes what they hold. Close may be called more than once.
+func (k *Kernel) Close() { k.closeOnce.Do(func() { close(k.closed) }) }
 
 // Name returns the kernel's name.
 func (k *Kernel) Name() string { return k.name }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 )
 
 // A plugin that keeps failing is quarantined: disabled in the log by a
@@ -156,14 +157,54 @@ func (k *Kernel) stoppedCall(f *fiber, gen uint64, err error, callerLeft bool) {
 	go k.restart(f, gen, err, blame)
 }
 
-// restart undoes f's stopped activation gen and activates it afresh, or
-// quarantines it when blame brings its stops to the limit.
+// Restart backoff: the first restart after a stop runs at once; each
+// further one in a row (no call answered between) waits twice as long as
+// the one before, up to maxRestartBackoff, so a plugin that stops on every
+// run (whoever is to blame) costs a restart every few minutes at most.
+const (
+	firstRestartBackoff = time.Second
+	maxRestartBackoff   = 5 * time.Minute
+)
+
+func restartBackoff(n int32) time.Duration {
+	if n <= 1 {
+		return 0
+	}
+	d := firstRestartBackoff
+	for i := int32(2); i < n && d < maxRestartBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxRestartBackoff)
+}
+
+// restart undoes f's stopped activation gen and activates it afresh, after
+// its backoff, or quarantines it when blame brings its stops to the limit.
+// A closed kernel restarts nothing.
 func (k *Kernel) restart(f *fiber, gen uint64, cause error, blame bool) {
+	wait := restartBackoff(f.restarts.Add(1))
+	if blame && int(f.stops.Load())+1 >= k.quarantineAfter() {
+		wait = 0 // this stop quarantines: nothing to wait for
+	}
+	if wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-k.closed:
+			return
+		}
+	}
 	ctx, err := k.lock(context.Background(), "restart")
 	if err != nil {
 		return
 	}
 	defer k.mu.Unlock()
+	select {
+	case <-k.closed:
+		k.reg.Lock()
+		f.restarting = false
+		k.reg.Unlock()
+		return
+	default:
+	}
 	k.reg.Lock()
 	f.restarting = false
 	live := k.fibers[f.id] == f && f.gen == gen && f.enabled && !f.staged && f.state == StateActive
@@ -175,11 +216,9 @@ func (k *Kernel) restart(f *fiber, gen uint64, cause error, blame bool) {
 	if !live {
 		return
 	}
-	if n >= k.quarantineAfter() {
-		k.quarantineLocked(ctx, f, fmt.Sprintf("quarantined: its sandbox stopped in %d calls in a row; the last: %v", n, cause))
-	} else {
+	if n < k.quarantineAfter() || !k.quarantineLocked(ctx, f, fmt.Sprintf("quarantined: its sandbox stopped in %d calls in a row; the last: %v", n, cause)) {
 		k.logger.Warn("Plugin restarted: its sandbox stopped", "kernel", k.name, "plugin", f.id, "stops", n, "error", cause)
-		k.deactivateTree(ctx, f)
+		k.deactivateTree(ctx, f) // a quarantine the log refused restarts it too: the unit runs nothing more
 	}
 	_, _ = k.settle(ctx) // activates it again, and the plugins that inject its keys
 }

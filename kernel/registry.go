@@ -50,6 +50,20 @@ type keyEntry struct {
 	value   any
 	owner   string // fiber providing it
 	present bool
+	// lent is the capability set of the agent fiber providing it: a
+	// consumer needs it too, or one plugin could lend another what it may
+	// do through functions in the value it provides.
+	lent []string
+}
+
+// requires is what reading the key needs: its Requires and, while an
+// agent fiber provides it, that fiber's capabilities. The caller holds
+// k.reg for reading.
+func (e *keyEntry) requires() []string {
+	if len(e.lent) == 0 {
+		return e.meta.Requires
+	}
+	return append(slices.Clone(e.meta.Requires), e.lent...)
 }
 
 type pointEntry struct {

@@ -62,7 +62,7 @@ func wireApproval(a judge.Approval) adminv1.Approval {
 	m := wireManifest(a.Manifest)
 	return adminv1.Approval{ID: a.ID, PluginID: a.PluginID, Version: a.Version, CodeHash: a.CodeHash,
 		Manifest: m, Code: a.Code, RequestedBy: a.RequestedBy, Reasons: a.Reasons,
-		Requested: a.Requested, Declaration: adminv1.DeclarationOf(m)}
+		Requested: a.Requested, Capabilities: a.Capabilities, Grant: a.Grant, Declaration: adminv1.DeclarationOf(m)}
 }
 
 // located adds to each approval where the operator asks about it, when

@@ -53,7 +53,8 @@ func TestWireKeepsEveryField(t *testing.T) {
 	sameJSON(t, "manifest", fullManifest, wireManifest(fullManifest))
 	sameJSON(t, "verdict", fullVerdict, wireVerdict(fullVerdict))
 	approval := judge.Approval{ID: "ap", PluginID: "agent.x", Version: "2", CodeHash: "sha256:00", Manifest: fullManifest,
-		Code: "c", RequestedBy: "ada", Reasons: []string{"route"}, Requested: now}
+		Code: "c", RequestedBy: "ada", Reasons: []string{"route"}, Requested: now,
+		Capabilities: []string{"http.route"}, Grant: []string{"*"}}
 	wired := wireApprovals([]judge.Approval{approval})
 	if d := wired[0].Declaration; len(d.Points) != 2 || len(d.Schedules) != 1 || d.Schedules[0] != "j every 1s" {
 		t.Errorf("approval declaration = %+v, want adminv1.DeclarationOf of its manifest", d)

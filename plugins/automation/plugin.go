@@ -119,6 +119,25 @@ func activate(ctx context.Context, c *kernel.Context, opts Options) error {
 	return c.Provide(Key, Service(s))
 }
 
+// checkWrite refuses an agent plugin's write or method action unless the
+// plugin holds db.write: such an action writes records as its requester,
+// which cap.invoke would let it do only with that capability. It checks
+// the fiber whose activation contributes (loading); the judge's trial,
+// which runs before that fiber exists, is checked when it mounts.
+func (s *service) checkWrite(plugin string, a Automation) error {
+	if a.Action.Kind != ActWrite && a.Action.Kind != ActMethod {
+		return nil
+	}
+	v, ok := s.api.Fiber(plugin)
+	if !ok || v.Trust == kernel.TrustSystem || v.State != kernel.StateLoading {
+		return nil
+	}
+	if missing := kernel.MissingCapabilities(v.Capabilities, []string{contracts.CapDBWrite}); len(missing) > 0 {
+		return fmt.Errorf("automation %s: a %s action writes records, which needs the db.write capability: declare it in the plugin's scopes", a.Name, a.Action.Kind)
+	}
+	return nil
+}
+
 func (s *service) isSystem(plugin string) bool {
 	v, ok := s.api.Fiber(plugin)
 	return ok && v.Trust == kernel.TrustSystem
@@ -130,6 +149,9 @@ func (s *service) validate(plugin string, item any) error {
 		return err
 	}
 	if err := s.check(a, s.isSystem(plugin)); err != nil {
+		return err
+	}
+	if err := s.checkWrite(plugin, a); err != nil {
 		return err
 	}
 	s.mu.RLock()

@@ -337,7 +337,7 @@ func TestAgentAutomationSeesOnlyItsUsersRecords(t *testing.T) {
 // one it may only read is refused. Seen failing with the method called
 // through the system Service (carl's invoice was closed for cleo).
 func TestAgentAutomationMethodNeedsWrite(t *testing.T) {
-	closer := map[string]any{"id": "agent.closer", "version": "1", "contributes": map[string]any{automation.Point: []any{
+	closer := map[string]any{"id": "agent.closer", "version": "1", "scopes": []string{"db.write"}, "contributes": map[string]any{automation.Point: []any{
 		map[string]any{"name": "closer", "model": "invoice", "trigger": "write", "watch": []string{"amount"},
 			"action": map[string]any{"kind": "method", "method": "close"}}}}}
 	e := boot(t, options{plugins: []kernel.Plugin{draftsReadable()}, turns: [][]contracts.Block{
@@ -354,5 +354,25 @@ func TestAgentAutomationMethodNeedsWrite(t *testing.T) {
 	recs, _ := e.ormService().Read(orm.Sudo(context.Background()), "invoice", []int64{theirs}, orm.ReadSpec{"state": nil})
 	if recs[0]["state"] != "draft" || st.Failures != 1 || !strings.Contains(st.LastError, "may not be written") {
 		t.Fatalf("carl's invoice is %v and the automation %+v; want it left a draft and the run refused", recs[0]["state"], st)
+	}
+}
+
+// TestAgentAutomationWriteNeedsTheCapability: an automation that writes
+// records (a write or method action) needs db.write like cap.invoke's
+// writes do: without it in the plugin's scopes the mount is refused,
+// naming it. Seen failing (mounted) with the automation's checkWrite
+// removed.
+func TestAgentAutomationWriteNeedsTheCapability(t *testing.T) {
+	writer := map[string]any{"id": "agent.writer", "version": "1", "contributes": map[string]any{automation.Point: []any{
+		map[string]any{"name": "writer", "model": "invoice", "trigger": "write", "watch": []string{"amount"},
+			"action": map[string]any{"kind": "write", "values": map[string]any{"state": "paid"}}}}}}
+	e := boot(t, options{turns: [][]contracts.Block{
+		{toolUse("plugin_define", map[string]any{"manifest": writer, "code": "export default async function activate(cap) {}"})},
+		text("defined"),
+	}})
+	cleo := e.user("cleo", "clerks")
+	r := e.Do("POST", "/api/chat", map[string]any{"session": "s", "text": "mark invoices paid"}, cleo)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `\"rejected\"`) || !strings.Contains(string(r.Body), "needs the db.write capability") {
+		t.Fatalf("define: %d %s; want rejected naming db.write", r.Status, r.Body)
 	}
 }

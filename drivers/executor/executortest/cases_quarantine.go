@@ -63,7 +63,7 @@ func testStopsQuarantine(t *testing.T, f Factory) {
 			t.Fatalf("stop %d: error = %v, want kernel.ErrUnitStopped", i+1, err)
 		}
 		if i < kernel.DefaultQuarantineAfter-1 {
-			waitRestarted(t, env.K, before)
+			waitRestarted(t, env.K, "agent.spins", before)
 		}
 	}
 	v := waitQuarantined(t, env.K, "agent.spins")
@@ -117,13 +117,15 @@ func waitAnswer(t testing.TB, k *kernel.Kernel, name string) any {
 	return nil
 }
 
-// waitRestarted waits until the spin tool is contributed anew (its
-// plugin was started again) without calling anything: an answered call
-// would end the stops in a row.
-func waitRestarted(t testing.TB, k *kernel.Kernel, before string) {
+// waitRestarted waits until id's spin tool is contributed anew and its
+// activation has finished (a call made while it still activates would stop
+// the activation), without calling anything: an answered call would end
+// the stops in a row.
+func waitRestarted(t testing.TB, k *kernel.Kernel, id, before string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if now := contributionOf(k, "spin"); now != "" && now != before {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		v, _ := k.Fiber(id)
+		if now := contributionOf(k, "spin"); now != "" && now != before && v.State == kernel.StateActive {
 			return
 		}
 	}

@@ -137,6 +137,12 @@ type Approval struct {
 	RequestedBy string    `json:"requestedBy"`
 	Reasons     []string  `json:"reasons"`
 	Requested   time.Time `json:"requested"`
+	// Capabilities is the plugin's capability set, derived from its
+	// declaration; Grant what its requester may give a plugin (null on an
+	// approval parked before grants were recorded). Approving mounts it
+	// with those capabilities, judged against that grant.
+	Capabilities []string `json:"capabilities,omitempty"`
+	Grant        []string `json:"grant"`
 	// Declaration is what Manifest declares, as a person reviews it
 	// (DeclarationOf).
 	Declaration Declaration `json:"declaration,omitzero"`
