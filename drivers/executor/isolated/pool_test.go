@@ -27,7 +27,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // WarmIdle. Seen failing with take never taking a ready child (the pool
 // stays at two) and with empty doing nothing.
 func TestWarmPool(t *testing.T) {
-	exec := newExecutor(t, isolated.Options{Warm: 2, WarmIdle: 300 * time.Millisecond})
+	// WarmIdle leaves a loaded machine time to start both children before
+	// the unused pool empties (seen flaking at 300 ms under -race).
+	exec := newExecutor(t, isolated.Options{Warm: 2, WarmIdle: 3 * time.Second})
 	env := executortest.NewEnv(t, exec)
 	if exec.Warming() || exec.Ready() != 0 {
 		t.Fatalf("before any Load: got warming %v, %d ready; want false, 0", exec.Warming(), exec.Ready())
