@@ -103,9 +103,10 @@ func TestReservedIDsAndForcedUninstall(t *testing.T) {
 	wantCode(t, k.Uninstall(ctx, "judge", true), kernel.CodeNotFound)
 }
 
-// Proposing an existing agent id replaces the old version after undoing it.
-// Seen failing with the deactivateTree call removed from mount (the old
-// unit was never closed).
+// Proposing an existing agent id replaces the old version after undoing it;
+// the old unit is closed once its transition has drained it. Seen failing
+// with the deactivateTree call removed from mount (the old unit was never
+// closed).
 func TestProposeReplacesAgentPlugin(t *testing.T) {
 	ctx := context.Background()
 	k, exec := newKernel(t)
@@ -122,6 +123,7 @@ func TestProposeReplacesAgentPlugin(t *testing.T) {
 	if err := kerneltest.Agent(ctx, k, m, "v2"); err != nil {
 		t.Fatal(err)
 	}
+	waitPhase(t, k, "agent.svc", kernel.PhaseComplete)
 	v, _ := k.GetValue("agent.svc")
 	view, _ := k.Fiber("agent.svc")
 	if v != "v2" || view.Version != "2" || exec.Closed() != 1 || len(k.Fibers()) != 1 {

@@ -16,11 +16,12 @@ func (k *Kernel) activateAgent(ctx context.Context, f *fiber, gen uint64) error 
 	if err != nil {
 		return k.wrapErr("activate", f.id, "load code", err)
 	}
-	k.reg.Lock()
-	f.unit = unit
-	k.reg.Unlock()
-	k.record(f, "unit", unit.Close)
-	if err := unit.Activate(ctx, &hostBridge{k: k, f: f, gen: gen}); err != nil {
+	k.reg.RLock()
+	act := f.act
+	k.reg.RUnlock()
+	act.setUnit(unit)
+	k.record(f, "unit", act.close)
+	if err := unit.Activate(ctx, &hostBridge{k: k, f: f, gen: gen, act: act}); err != nil {
 		return k.activationErr(f.id, err)
 	}
 	return nil
@@ -31,10 +32,24 @@ type hostBridge struct {
 	k   *Kernel
 	f   *fiber
 	gen uint64
+	act *activation
+}
+
+// read reads a declared key for the activation while it lives, or while a
+// transition drains it: its calls finish on it and may read what their
+// version declared.
+func (b *hostBridge) read(key string) (any, error) {
+	v, err := b.k.read(b.f, b.gen, key)
+	if CodeOf(err) == CodeLifecycle && b.act.serving() {
+		// A transition marks the activation draining before it disposes
+		// of it, so a read that finds it disposed finds it draining.
+		return b.k.readDeclared(b.f, key)
+	}
+	return v, err
 }
 
 func (b *hostBridge) Get(_ context.Context, key string) (json.RawMessage, error) {
-	v, err := b.k.read(b.f, b.gen, key)
+	v, err := b.read(key)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +57,7 @@ func (b *hostBridge) Get(_ context.Context, key string) (json.RawMessage, error)
 }
 
 func (b *hostBridge) Invoke(ctx context.Context, key, method string, args json.RawMessage) (json.RawMessage, error) {
-	v, err := b.k.read(b.f, b.gen, key)
+	v, err := b.read(key)
 	if err != nil {
 		return nil, err
 	}
@@ -138,15 +153,23 @@ func (b *hostBridge) args(raw json.RawMessage) ([]any, error) {
 }
 
 // proxy turns a {"$fn": id} reference into a Func that calls the unit while
-// this activation lives.
+// this activation lives, or while a transition drains it. Each call is
+// counted in and out of the activation: a drain closes the unit only once
+// its calls have ended.
 func (b *hostBridge) proxy(id string) Func {
 	return func(ctx context.Context, args ...any) (any, error) {
 		b.k.reg.RLock()
 		alive := b.f.gen == b.gen && (b.f.state == StateLoading || b.f.state == StateActive)
-		unit := b.f.unit
 		b.k.reg.RUnlock()
-		if !alive || unit == nil {
+		if !alive && !b.act.serving() || !b.act.enter() {
 			return nil, b.k.errf(CodeLifecycle, "call", b.f.id, fmt.Sprintf("function %s belongs to a disposed plugin", id))
+		}
+		defer b.act.leave()
+		b.act.mu.Lock()
+		unit := b.act.unit
+		b.act.mu.Unlock()
+		if unit == nil {
+			return nil, b.k.errf(CodeLifecycle, "call", b.f.id, fmt.Sprintf("function %s belongs to a plugin still loading", id))
 		}
 		if args == nil {
 			args = []any{}

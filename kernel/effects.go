@@ -50,6 +50,12 @@ func (k *Kernel) read(f *fiber, gen uint64, key string) (any, error) {
 	if err := k.requireState(f, gen, "get", StateLoading, StateActive); err != nil {
 		return nil, err
 	}
+	return k.readDeclared(f, key)
+}
+
+// readDeclared is read without the lifecycle check: a key f declares,
+// checked against its trust and capabilities.
+func (k *Kernel) readDeclared(f *fiber, key string) (any, error) {
 	if !f.manifest.declaresRead(key) {
 		return nil, k.errf(CodeUndeclaredKey, "get", f.id, fmt.Sprintf("key %q is not declared in inject or optional", key))
 	}
@@ -156,8 +162,9 @@ func (k *Kernel) contribute(f *fiber, gen uint64, point string, item any) (strin
 	c := Contribution{ID: f.id + "#" + strconv.FormatUint(k.seq, 10), Point: point, Fiber: f.id, Item: item}
 	p.contribs = append(p.contribs, c)
 	observers := slices.Clone(p.observers)
+	act := f.act
 	k.reg.Unlock()
-	k.record(f, "contribute "+point, func() error { return k.withdraw(p, c) })
+	k.record(f, "contribute "+point, func() error { return k.withdraw(p, c, act) })
 	for _, o := range observers {
 		if o.Added != nil {
 			o.Added(c)
@@ -168,15 +175,20 @@ func (k *Kernel) contribute(f *fiber, gen uint64, point string, item any) (strin
 }
 
 // withdraw removes c from p and tells the current observers, newest first.
-func (k *Kernel) withdraw(p *pointEntry, c Contribution) error {
+func (k *Kernel) withdraw(p *pointEntry, c Contribution, act *activation) error {
 	k.reg.Lock()
 	p.contribs = slices.DeleteFunc(p.contribs, func(x Contribution) bool { return x.ID == c.ID })
 	observers := slices.Clone(p.observers)
 	k.reg.Unlock()
 	for i := len(observers) - 1; i >= 0; i-- {
-		if o := observers[i]; o.Removed != nil {
-			o.Removed(c)
+		o := observers[i]
+		if o.Removed == nil {
+			continue
 		}
+		if o.LateRemove && act.hold(func() { o.Removed(c) }) {
+			continue // a transition drains the activation: the observer hears of it when the new version is in
+		}
+		o.Removed(c)
 	}
 	k.reg.changed()
 	return nil

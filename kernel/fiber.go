@@ -53,9 +53,9 @@ type fiber struct {
 	caps []string
 
 	effects  []effect
-	provides []string // keys currently provided, in order
-	gen      uint64   // activation generation; bumped when loading and when disposed
-	unit     Unit     // the executor unit of an agent fiber's current activation
+	provides []string    // keys currently provided, in order
+	gen      uint64      // activation generation; bumped when loading and when disposed
+	act      *activation // an agent fiber's current activation: its unit and the calls running there
 }
 
 // Dependency is one declared key and whether it is provided right now.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/kernel/kerneltest"
@@ -31,7 +32,7 @@ func (r *recorder) get() []string {
 func newKernel(t testing.TB) (*kernel.Kernel, *kerneltest.Executor) {
 	t.Helper()
 	exec := kerneltest.NewExecutor()
-	return kernel.New(kernel.Options{Name: "test", Executor: exec}), exec
+	return kernel.New(kernel.Options{Name: "test", Executor: exec, DrainGrace: time.Millisecond}), exec
 }
 
 // provider returns a system plugin that provides key with value.

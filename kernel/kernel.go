@@ -40,6 +40,11 @@ type Options struct {
 	// written to the log on their behalf. Restarting without it brings
 	// them back as the log has them.
 	SafeMode bool
+	// DrainGrace is how long a version a transition replaced keeps taking
+	// calls from callers that matched it before the switch, and
+	// DrainTimeout how long its calls may then run before its unit is
+	// closed under them; defaults DefaultDrainGrace and DefaultDrainTimeout.
+	DrainGrace, DrainTimeout time.Duration
 }
 
 // Kernel is a plugin kernel. Its methods are safe for concurrent use: reads
@@ -58,6 +63,8 @@ type Kernel struct {
 	quarantineN int
 	safeMode    bool
 
+	drainGrace, drainTimeout time.Duration
+
 	appended appendSignal // wakes readers waiting for the next event
 
 	closed    chan struct{} // closed by Close: background restarts stop
@@ -75,6 +82,8 @@ type Kernel struct {
 	systemIDs map[string]bool     // ids ever installed as system fibers
 	issued    map[string]MountAuthorization
 	used      map[string]bool
+	trans     map[string]*transition   // each plugin's latest transition
+	draining  map[string][]*activation // each plugin's activations still draining, oldest first
 	taint     TaintSet
 	seq       uint64
 }
@@ -85,6 +94,7 @@ func New(opts Options) *Kernel {
 		name: opts.Name, log: opts.Log, blobs: opts.Blobs, exec: opts.Executor,
 		logger: opts.Logger, now: opts.Now, rand: opts.Rand, faultFn: opts.Fault,
 		quarantineN: opts.QuarantineAfter, safeMode: opts.SafeMode,
+		drainGrace: opts.DrainGrace, drainTimeout: opts.DrainTimeout, trans: map[string]*transition{}, draining: map[string][]*activation{},
 		keys: map[string]*keyEntry{}, points: map[string]*pointEntry{}, fibers: map[string]*fiber{},
 		consumers: map[string][]*fiber{}, systemIDs: map[string]bool{}, holds: map[string]bool{},
 		issued: map[string]MountAuthorization{}, used: map[string]bool{}, closed: make(chan struct{}),
@@ -106,6 +116,12 @@ func New(opts Options) *Kernel {
 	}
 	if k.rand == nil {
 		k.rand = rand.Reader
+	}
+	if k.drainGrace <= 0 {
+		k.drainGrace = DefaultDrainGrace
+	}
+	if k.drainTimeout <= 0 {
+		k.drainTimeout = DefaultDrainTimeout
 	}
 	return k
 }

@@ -142,9 +142,20 @@ func (k *Kernel) Uninstall(ctx context.Context, id string, force bool) error {
 	k.deactivateTree(ctx, f)
 	k.reg.Lock()
 	k.removeLocked(f)
+	t := k.trans[id]
 	k.reg.Unlock()
+	if t != nil && t.view.Phase == PhaseTransitioning {
+		k.endTransition(ctx, t, PhaseAborted, "uninstalled")
+	}
 	_, err = k.settle(ctx) // other fibers' failures show in their views
 	return err
+}
+
+// stateOf returns f's state.
+func (k *Kernel) stateOf(f *fiber) State {
+	k.reg.RLock()
+	defer k.reg.RUnlock()
+	return f.state
 }
 
 // settleFor settles and reports what matters to the caller of an operation
@@ -221,11 +232,15 @@ func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
 		return err
 	}
 	k.Fault(FaultInstalled)
+	t := k.beginTransition(ctx, p.Manifest, hash)
 	f := k.mount(ctx, p.Manifest, p.Code, !k.heldLocked(id))
 	k.reg.Lock()
 	f.staged, f.requestedBy, f.caps = true, data.RequestedBy, caps
 	k.reg.Unlock()
 	err = k.settleFor(ctx, f)
+	if t != nil && k.stateOf(f) != StateFailed {
+		k.switchTransition(t) // else the old version serves until the staged one is committed or aborted
+	}
 	k.Fault(FaultActivated)
 	return err
 }

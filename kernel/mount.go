@@ -49,6 +49,7 @@ func (k *Kernel) Commit(ctx context.Context, id, codeHash string) error {
 	k.reg.Lock()
 	f.staged = false
 	k.reg.Unlock()
+	k.commitTransition(ctx, id, codeHash)
 	k.Fault(FaultCommitted)
 	return nil
 }
@@ -74,6 +75,10 @@ func (k *Kernel) Abort(ctx context.Context, id, codeHash, reason string) (string
 		return "", err
 	}
 	k.Fault(FaultAborted)
+	if t := k.openTransition(id, codeHash); t != nil {
+		k.markDraining(t, f) // the staged version's calls finish on it
+		defer k.endTransition(ctx, t, PhaseAborted, reason)
+	}
 	events, err := k.pluginHistory(ctx, id)
 	if err != nil {
 		return "", err

@@ -24,6 +24,12 @@ type Contribution struct {
 type Observer struct {
 	Added   func(Contribution)
 	Removed func(Contribution)
+	// LateRemove lets a transition hold back Removed for the contributions
+	// of the version it replaces until the new version is in place: the
+	// observer then holds both for a while (the old one first) and must
+	// prefer the older of two that collide, as the HTTP routing table
+	// does, so that work switches from one whole version to the other.
+	LateRemove bool
 }
 
 // regMutex is the registry's lock. Every write section moves the

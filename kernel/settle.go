@@ -142,7 +142,10 @@ func (k *Kernel) dependentsFirst(root *fiber) []*fiber {
 // and the fiber is left failed.
 func (k *Kernel) activate(ctx context.Context, f *fiber) error {
 	k.reg.Lock()
-	f.state, f.err, f.effects, f.unit = StateLoading, nil, nil, nil
+	f.state, f.err, f.effects, f.act = StateLoading, nil, nil, nil
+	if f.trust == TrustAgent {
+		f.act = newActivation()
+	}
 	f.gen++
 	gen := f.gen
 	legacy := f.trust == TrustAgent && f.caps == nil

@@ -18,7 +18,7 @@ func (a *admin) routes() []smshttp.Route {
 		return smshttp.Route{Method: method, Path: path, Scope: scope, Handler: h, Admin: true}
 	}
 	read, chat, approve, adm := smshttp.ScopeRead, smshttp.ScopeChat, smshttp.ScopeApprove, smshttp.ScopeAdmin
-	return []smshttp.Route{
+	return append(a.transitionRoutes(route), []smshttp.Route{
 		route("GET", adminv1.RouteState, read, a.state),
 		route("GET", adminv1.RouteCatalog, read, func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
 			return answer(wireCatalog(a.k.Catalog())), nil
@@ -48,7 +48,7 @@ func (a *admin) routes() []smshttp.Route {
 		}},
 		{Method: "GET", Path: adminv1.RouteReadyz, Handler: a.ready},
 		route("GET", adminv1.RouteMetrics, read, a.metrics),
-	}
+	}...)
 }
 
 // appRoute serves r on the application listener as well as the admin one.

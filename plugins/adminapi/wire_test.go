@@ -51,6 +51,9 @@ func TestWireKeepsEveryField(t *testing.T) {
 	sameJSON(t, "fiber", fiber, wireFiber(fiber))
 	sameJSON(t, "system fiber", kernel.FiberView{Trust: kernel.TrustSystem}, wireFiber(kernel.FiberView{Trust: kernel.TrustSystem}))
 	sameJSON(t, "manifest", fullManifest, wireManifest(fullManifest))
+	tr := kernel.TransitionView{Plugin: "agent.x", FromVersion: "1", From: "sha256:01", ToVersion: "2", To: "sha256:02",
+		Phase: kernel.PhaseAborted, Began: now, Ended: now, Switched: true, Committed: true, Draining: 1, InFlight: 2, Reason: "r"}
+	sameJSON(t, "transition", tr, wireTransition(tr))
 	sameJSON(t, "verdict", fullVerdict, wireVerdict(fullVerdict))
 	approval := judge.Approval{ID: "ap", PluginID: "agent.x", Version: "2", CodeHash: "sha256:00", Manifest: fullManifest,
 		Code: "c", RequestedBy: "ada", Reasons: []string{"route"}, Requested: now,

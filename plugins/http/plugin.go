@@ -80,6 +80,10 @@ func (s *server) observe(api *kernel.API, system func(string) bool) error {
 				s.routes.add(r)
 			},
 			Removed: func(x kernel.Contribution) { s.routes.remove(x.ID) },
+			// A transition keeps the old version's routes until the new
+			// version's are in; the table prefers the older of two equal
+			// routes, so each request goes to one whole version.
+			LateRemove: true,
 		}),
 		api.ObservePoint(ReservedPoint, kernel.Observer{
 			Added:   func(x kernel.Contribution) { s.reserved.add(x.ID, x.Item.(string)) },

@@ -68,7 +68,8 @@ func TestStuckBuiltinIsReported(t *testing.T) {
 	u, err := exec.Load(context.Background(), kernel.Bundle{Manifest: kernel.Manifest{ID: "agent.regex"},
 		Code: []byte(`export default async function activate(cap) {
 	// A backtracking-only pattern: the match runs in Go, which goja cannot interrupt.
-	/(?=(a+)+b)/.test('a'.repeat(20));
+	// Long enough that a loaded machine's late timers still find it running.
+	/(?=(a+)+b)/.test('a'.repeat(24));
 }`)})
 	if err != nil {
 		t.Fatal(err)

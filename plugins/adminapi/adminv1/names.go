@@ -33,16 +33,21 @@ const (
 	RoutePluginVersion  = "/api/plugins/:id/versions/:hash"
 	RoutePluginEnable   = "/api/plugins/:id/enable"
 	RoutePluginDisable  = "/api/plugins/:id/disable"
-	RouteApprovals      = "/api/approvals"
-	RouteApprove        = "/api/approvals/:id/approve"
-	RouteReject         = "/api/approvals/:id/reject"
-	RouteChat           = "/api/chat"
-	RouteChatStream     = "/api/chat/stream"
-	RouteEvents         = "/api/events"
-	RouteEventStream    = "/api/events/stream"
-	RouteHealthz        = "/healthz"
-	RouteReadyz         = "/readyz"
-	RouteMetrics        = "/metrics"
+	// RoutePluginTransition is a plugin's latest transition between
+	// versions; POST RouteTransitionAbort aborts it while it is open.
+	RoutePluginTransition = "/api/plugins/:id/transition"
+	RouteTransitionAbort  = "/api/plugins/:id/transition/abort"
+	RouteTransitions      = "/api/transitions"
+	RouteApprovals        = "/api/approvals"
+	RouteApprove          = "/api/approvals/:id/approve"
+	RouteReject           = "/api/approvals/:id/reject"
+	RouteChat             = "/api/chat"
+	RouteChatStream       = "/api/chat/stream"
+	RouteEvents           = "/api/events"
+	RouteEventStream      = "/api/events/stream"
+	RouteHealthz          = "/healthz"
+	RouteReadyz           = "/readyz"
+	RouteMetrics          = "/metrics"
 )
 
 // Status is the outcome in a Verdict.
