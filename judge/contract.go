@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -122,6 +123,12 @@ type Approval struct {
 	// before grants were recorded has none, and is judged with its
 	// approver's grant.
 	Grant []string `json:"grant"`
+	// Decisions are the approvals given so far, when the policy needs
+	// more than one approver (Policy.RequiredApprovers).
+	Decisions []Decision `json:"decisions,omitempty"`
+	// Replaces is the committed version this plugin would replace, with
+	// the diff of its code; nil for a new plugin.
+	Replaces *Replaced `json:"replaces,omitempty"`
 }
 
 // Service is the judge, as other system plugins see it under Key. Its
@@ -260,4 +267,42 @@ func printable(s string) bool {
 		}
 	}
 	return true
+}
+
+// Decision is one approver's approval, recorded on the pending Approval.
+type Decision struct {
+	By string    `json:"by"`
+	At time.Time `json:"at"`
+	// Groups are the approver's groups that Policy.ApproverGroups names.
+	Groups []string `json:"groups,omitempty"`
+}
+
+// Replaced is the committed version a pending plugin would replace: its
+// manifest and code hash, and the unified diff from its code to the new
+// code.
+type Replaced struct {
+	Version  string          `json:"version"`
+	CodeHash string          `json:"codeHash"`
+	Manifest kernel.Manifest `json:"manifest"`
+	CodeDiff string          `json:"codeDiff"`
+	// Note says what is missing: a manifest past MaxReplacedManifestBytes,
+	// or code the blob store could not give.
+	Note string `json:"note,omitempty"`
+}
+
+// deciderGroupsKey carries the groups of who decides.
+type deciderGroupsKey struct{}
+
+// WithDeciderGroups returns ctx naming the groups of whoever decides under
+// it; under Policy.ApproverGroups an approval counts only from a decider in
+// one of them. The admin API sets them from what an admin credential
+// relays (the operator relays a Kubernetes user's groups).
+func WithDeciderGroups(ctx context.Context, groups []string) context.Context {
+	return context.WithValue(ctx, deciderGroupsKey{}, slices.Clone(groups))
+}
+
+// DeciderGroups returns the groups WithDeciderGroups put in ctx.
+func DeciderGroups(ctx context.Context) []string {
+	g, _ := ctx.Value(deciderGroupsKey{}).([]string)
+	return g
 }

@@ -87,6 +87,15 @@ func fold(ctx context.Context, k *kernel.Kernel) (map[string]Approval, map[strin
 				}
 			}
 			pending[a.ID] = a
+		case EventVoted:
+			var v votedEvent
+			if err := json.Unmarshal(e.Data, &v); err != nil {
+				return nil, nil, fmt.Errorf("fold event %d (%s): %w", e.Seq, e.Type, err)
+			}
+			if a, ok := pending[v.ApprovalID]; ok && a.CodeHash == v.CodeHash {
+				a.Decisions = append(a.Decisions, v.Decision)
+				pending[v.ApprovalID] = a
+			}
 		case EventApproved, EventDenied, EventSuperseded:
 			var d decisionEvent
 			if err := json.Unmarshal(e.Data, &d); err != nil {

@@ -40,12 +40,20 @@ type Policy struct {
 	// (as JSON) and its code. A sensitive submission above it is rejected
 	// at the policy gate. Default DefaultMaxPendingBytes.
 	MaxPendingBytes int
+	// RequiredApprovers is how many distinct people must approve a
+	// pending plugin (default 1, at most MaxRequiredApprovers), and
+	// ApproverGroups, when set, the groups each must come from. With
+	// either, the requester's own approval never counts.
+	RequiredApprovers int
+	ApproverGroups    []string
 }
 
 // Defaults of the Policy's bounds on pending approvals. A pending approval
 // may hold any code the lint gate accepts (MaxSourceBytes) with a 64 KiB
-// manifest; the approvals waiting then hold at most 64 x 320 KiB = 20 MiB,
-// and one requester's at most 2.5 MiB. A plugin that mounts without a human
+// manifest, and what it replaces: a manifest of at most 64 KiB and a code
+// diff of at most MaxCodeDiffBytes; the approvals waiting then hold at
+// most 64 x 448 KiB = 28 MiB, and one requester's at most 3.5 MiB. A
+// plugin that mounts without a human
 // is bounded by the manifest gate instead (a 1 MiB manifest): it is not
 // kept in every state read.
 const (

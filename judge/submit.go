@@ -92,7 +92,8 @@ func (j *Judge) park(ctx context.Context, s *epoch, sub *Submission, reasons []s
 	m := sub.Manifest
 	a := Approval{ID: approvalID(m.ID, submissionKey(m, sub.CodeHash)), PluginID: m.ID, Version: m.Version,
 		CodeHash: sub.CodeHash, Manifest: m, Code: sub.Code, RequestedBy: sub.RequestedBy, Reasons: reasons,
-		Requested: j.opts.Now().UTC(), Capabilities: sub.Capabilities, Grant: sub.Grant}
+		Requested: j.opts.Now().UTC(), Capabilities: sub.Capabilities, Grant: sub.Grant,
+		Replaces: replaced(ctx, s.api.Kernel, m.ID, sub.Code)}
 	if reason, busy := j.parkRefusal(s, sub); reason != "" {
 		v, err := j.reject(ctx, s, sub, refusal{GatePolicy, reason})
 		v.Retry = busy
@@ -118,6 +119,15 @@ func (j *Judge) Approve(ctx context.Context, approvalID, decidedBy, codeHash str
 		return Verdict{}, err
 	}
 	defer s.mu.Unlock()
+	if j.opts.Policy.quorum() {
+		var done bool
+		if decidedBy, done, err = j.count(ctx, s, &a, decidedBy); err != nil {
+			return Verdict{}, err
+		}
+		if !done {
+			return j.awaiting(a), nil
+		}
+	}
 	if err := s.record(ctx, EventApproved, a.PluginID, decisionEvent{ApprovalID: a.ID, CodeHash: a.CodeHash, DecidedBy: decidedBy}); err != nil {
 		return Verdict{}, err
 	}

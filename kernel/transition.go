@@ -285,3 +285,16 @@ func sortTransitions(v []TransitionView) {
 		return cmp.Or(b.Began.Compare(a.Began), cmp.Compare(a.Plugin, b.Plugin))
 	})
 }
+
+// Committed returns the manifest and code hash of id's committed agent
+// version, the one a new version would replace; ok is false for an id
+// with none (not installed, a system plugin, or only a staged mount).
+func (k *Kernel) Committed(id string) (m Manifest, codeHash string, ok bool) {
+	k.reg.RLock()
+	defer k.reg.RUnlock()
+	f := k.fibers[id]
+	if f == nil || f.trust != TrustAgent || f.staged {
+		return Manifest{}, "", false
+	}
+	return f.manifest.clone(), f.codeHash, true
+}

@@ -34,6 +34,8 @@ var full = Config{
 	SafeMode:               true,
 	AgentCapabilities:      []string{"db.read", "http.route"},
 	QuarantineAfter:        5,
+	Approvers:              2,
+	ApproverGroups:         []string{"leads", "security"},
 	SensitivePoints:        []string{"http.route", "tool"},
 	SensitiveScopes:        []string{"net"},
 	SystemPlugins:          []string{"audit", "rpc"},

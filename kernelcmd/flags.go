@@ -51,6 +51,8 @@ func BindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringSliceVar(&c.AgentCapabilities, "agent-capabilities", Defaults.AgentCapabilities, "capabilities a caller without the admin scope may give the plugins it submits or the chat agent writes for it: "+capabilityHelp()+" (default: all)")
 	fs.BoolVar(&c.SafeMode, "safe-mode", Defaults.SafeMode, "boot with system plugins only: agent plugins stay in the log, listed and inactive, and none can be mounted; restart without it to bring them back")
 	fs.IntVar(&c.QuarantineAfter, "quarantine-after", Defaults.QuarantineAfter, "activations of an agent plugin that may fail in a row (or stop the kernel) before it is quarantined, at most "+strconv.Itoa(kernelconfig.MaxQuarantineAfter)+" (default "+strconv.Itoa(kernel.DefaultQuarantineAfter)+")")
+	fs.IntVar(&c.Approvers, "approvers", Defaults.Approvers, "distinct people who must approve a sensitive plugin, never its requester when more than one, at most "+strconv.Itoa(judge.MaxRequiredApprovers)+" (default 1)")
+	fs.StringSliceVar(&c.ApproverGroups, "approver-groups", Defaults.ApproverGroups, "groups an approver must be in (relayed with each decision by an admin credential, as the operator does); the requester's approval never counts (default: any)")
 	fs.StringSliceVar(&c.SensitivePoints, "sensitive-points", Defaults.SensitivePoints, "points whose contributions need approval (default "+strings.Join(judge.DefaultSensitivePoints, ",")+")")
 	fs.StringSliceVar(&c.SensitiveScopes, "sensitive-scopes", Defaults.SensitiveScopes, "scopes that need approval (default "+strings.Join(judge.DefaultSensitiveScopes, ",")+")")
 	fs.StringVar(&c.Objects, "objects", Defaults.Objects, ObjectsForms)

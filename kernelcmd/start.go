@@ -63,6 +63,11 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 	if n := c.QuarantineAfter; n < 0 || n > kernelconfig.MaxQuarantineAfter {
 		return nil, fmt.Errorf("--quarantine-after %d: want 1 to %d, or 0 for the default", n, kernelconfig.MaxQuarantineAfter)
 	}
+	policy := judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes,
+		RequiredApprovers: c.Approvers, ApproverGroups: c.ApproverGroups}
+	if err := judge.ValidatePolicyQuorum(policy); err != nil {
+		return nil, fmt.Errorf("--approvers, --approver-groups: %w", err)
+	}
 	exec, err := newExecutor(c, logger)
 	if err != nil {
 		return nil, err
@@ -84,7 +89,7 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 		Logger: logger, Model: model, OnClose: closeModel(model), Fault: faultHook(), SafeMode: c.SafeMode, QuarantineAfter: c.QuarantineAfter,
 		AgentCapabilities: c.AgentCapabilities, Auth: users, Plugins: plugins, Services: c.SystemPlugins, Objects: objects,
 		Agent:  agentloop.Options{Identity: c.Agent.Identity, MaxSteps: c.Agent.MaxSteps},
-		Policy: judge.Policy{AutoApprove: c.AutoApprove, SensitivePoints: c.SensitivePoints, SensitiveScopes: c.SensitiveScopes},
+		Policy: policy,
 		Admin:  adminapi.Options{Tenant: tenant}})
 	if err != nil {
 		return nil, err // New closed the store

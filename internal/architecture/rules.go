@@ -113,9 +113,11 @@ var thirdParty = map[Kind][]string{
 // shared by the judge (ring 2) and the executors (ring 2), so it sits in
 // ring 1 and reads code with goja's parser; the goja runtime stays out.
 // The auth plugin hashes passwords with argon2id, which the standard
-// library lacks.
+// library lacks; the judge shows an approver the diff of a plugin's code
+// with go-udiff (the Go tools' diff, exported).
 var thirdPartyByPackage = map[string][]string{
 	"plugins/auth": {"golang.org/x/crypto/argon2"},
+	"judge":        {"github.com/aymanbagabas/go-udiff"},
 	"contracts/agentsource": {
 		"github.com/dop251/goja/ast",
 		"github.com/dop251/goja/file",

@@ -85,6 +85,11 @@ type Config struct {
 	// QuarantineAfter is how many activations of an agent plugin may fail
 	// in a row before it is quarantined; 0: kernel.DefaultQuarantineAfter.
 	QuarantineAfter int
+	// Approvers is how many distinct people must approve a sensitive
+	// plugin (judge.Policy.RequiredApprovers; 0: one), and ApproverGroups
+	// the groups they must come from (none: any).
+	Approvers      int
+	ApproverGroups []string
 	// SensitivePoints and SensitiveScopes replace the judge's defaults
 	// when not nil.
 	SensitivePoints []string
@@ -196,6 +201,12 @@ func (c Config) Args() []string {
 	}
 	if c.QuarantineAfter != 0 {
 		args = append(args, "--quarantine-after="+strconv.Itoa(c.QuarantineAfter))
+	}
+	if c.Approvers != 0 {
+		args = append(args, "--approvers="+strconv.Itoa(c.Approvers))
+	}
+	if c.ApproverGroups != nil {
+		args = append(args, "--approver-groups="+strings.Join(c.ApproverGroups, ","))
 	}
 	for _, b := range []struct {
 		on   bool

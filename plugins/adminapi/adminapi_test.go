@@ -36,6 +36,8 @@ type options struct {
 	ready func() error
 	// tenant is the Tenant the kernel runs for (adminapi.Options.Tenant).
 	tenant *adminv1.TenantRef
+	// policy is the judge's policy.
+	policy judge.Policy
 }
 
 func setup(t *testing.T, opts options, extra ...kernel.Plugin) fixture {
@@ -47,7 +49,7 @@ func setup(t *testing.T, opts options, extra ...kernel.Plugin) fixture {
 		creds = append(creds, smshttp.Credential{Name: "admin", Token: opts.token, Scopes: smshttp.Scopes})
 	}
 	plugins := append([]kernel.Plugin{smshttp.Plugin(smshttp.Options{Credentials: creds}),
-		judge.New(judge.Options{Executor: exec}).Plugin(), adminapi.Plugin(adminapi.Options{Ready: opts.ready, Tenant: opts.tenant})}, extra...)
+		judge.New(judge.Options{Executor: exec, Policy: opts.policy}).Plugin(), adminapi.Plugin(adminapi.Options{Ready: opts.ready, Tenant: opts.tenant})}, extra...)
 	for _, p := range plugins {
 		if err := k.Install(p); err != nil {
 			t.Fatal(err)

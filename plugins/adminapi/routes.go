@@ -175,6 +175,13 @@ func (a *admin) decide(approve bool) smshttp.Handler {
 			return nil, err
 		}
 		d.By = by
+		if len(d.Groups) > 0 {
+			if who := smshttp.PrincipalFrom(ctx); who.Authenticated && !who.Has(smshttp.ScopeAdmin) {
+				return nil, smshttp.NewError(smshttp.KindForbidden,
+					"only a credential with the admin scope relays the groups of who decides")
+			}
+			ctx = judge.WithDeciderGroups(ctx, d.Groups)
+		}
 		decide := a.judge.Reject
 		if approve {
 			decide = a.judge.Approve

@@ -62,7 +62,32 @@ func wireApproval(a judge.Approval) adminv1.Approval {
 	m := wireManifest(a.Manifest)
 	return adminv1.Approval{ID: a.ID, PluginID: a.PluginID, Version: a.Version, CodeHash: a.CodeHash,
 		Manifest: m, Code: a.Code, RequestedBy: a.RequestedBy, Reasons: a.Reasons,
-		Requested: a.Requested, Capabilities: a.Capabilities, Grant: a.Grant, Declaration: adminv1.DeclarationOf(m)}
+		Requested: a.Requested, Capabilities: a.Capabilities, Grant: a.Grant, Declaration: adminv1.DeclarationOf(m),
+		Decisions: wireDecisions(a.Decisions), Replaces: wireReplaced(a.Replaces, m)}
+}
+
+func wireDecisions(in []judge.Decision) []adminv1.ApprovalDecision {
+	if in == nil {
+		return nil
+	}
+	out := make([]adminv1.ApprovalDecision, 0, len(in))
+	for _, d := range in {
+		out = append(out, adminv1.ApprovalDecision(d))
+	}
+	return out
+}
+
+// wireReplaced adds to the version an approval replaces its declaration
+// and what the new manifest m changes from it.
+func wireReplaced(r *judge.Replaced, m adminv1.Manifest) *adminv1.Replaced {
+	if r == nil {
+		return nil
+	}
+	old := wireManifest(r.Manifest)
+	out := &adminv1.Replaced{Version: r.Version, CodeHash: r.CodeHash, Manifest: old, CodeDiff: r.CodeDiff, Note: r.Note,
+		Declaration: adminv1.DeclarationOf(old)}
+	out.Added, out.Removed = adminv1.DeclarationOf(m).Changes(out.Declaration)
+	return out
 }
 
 // located adds to each approval where the operator asks about it, when

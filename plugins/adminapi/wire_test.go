@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -57,8 +58,15 @@ func TestWireKeepsEveryField(t *testing.T) {
 	sameJSON(t, "verdict", fullVerdict, wireVerdict(fullVerdict))
 	approval := judge.Approval{ID: "ap", PluginID: "agent.x", Version: "2", CodeHash: "sha256:00", Manifest: fullManifest,
 		Code: "c", RequestedBy: "ada", Reasons: []string{"route"}, Requested: now,
-		Capabilities: []string{"http.route"}, Grant: []string{"*"}}
+		Capabilities: []string{"http.route"}, Grant: []string{"*"},
+		Decisions: []judge.Decision{{By: "bo", At: now, Groups: []string{"leads"}}},
+		Replaces:  &judge.Replaced{Version: "1", CodeHash: "sha256:01", Manifest: fullManifest, CodeDiff: "-a\n+b\n", Note: "n"}}
 	wired := wireApprovals([]judge.Approval{approval})
+	if r := wired[0].Replaces; r == nil || len(r.Declaration.Points) != 2 || !reflect.DeepEqual(r.Added, adminv1.Declaration{}) {
+		t.Errorf("replaced = %+v, want the old declaration and no changes (the same manifest)", r)
+	} else {
+		r.Declaration = adminv1.Declaration{} // the wire's own additions
+	}
 	if d := wired[0].Declaration; len(d.Points) != 2 || len(d.Schedules) != 1 || d.Schedules[0] != "j every 1s" {
 		t.Errorf("approval declaration = %+v, want adminv1.DeclarationOf of its manifest", d)
 	}

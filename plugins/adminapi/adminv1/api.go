@@ -89,6 +89,16 @@ func (c *Client) Approve(ctx context.Context, approvalID, by, codeHash string) (
 	return c.decide(ctx, Path(RouteApprove, approvalID), Decision{By: by, CodeHash: codeHash})
 }
 
+// ApproveAs approves like Approve, relaying the groups of who approves
+// (the client needs the admin scope): a kernel that names approver groups
+// counts an approval only from one of them.
+func (c *Client) ApproveAs(ctx context.Context, approvalID string, d Decision) (Verdict, error) {
+	if d.CodeHash == "" {
+		return Verdict{}, fmt.Errorf("kernel admin api: approve %s: the approval's code hash is required", approvalID)
+	}
+	return c.decide(ctx, Path(RouteApprove, approvalID), d)
+}
+
 // Reject rejects the pending approval approvalID, bound to codeHash like
 // Approve.
 func (c *Client) Reject(ctx context.Context, approvalID, by, codeHash string) (Verdict, error) {

@@ -146,6 +146,12 @@ type Approval struct {
 	// Declaration is what Manifest declares, as a person reviews it
 	// (DeclarationOf).
 	Declaration Declaration `json:"declaration,omitzero"`
+	// Decisions are the approvals given so far, when the kernel needs
+	// several approvers.
+	Decisions []ApprovalDecision `json:"decisions,omitempty"`
+	// Replaces is the committed version this plugin would replace, and
+	// what changes from it; nil for a new plugin.
+	Replaces *Replaced `json:"replaces,omitempty"`
 	// Object is where the operator asks a human about it, on a kernel
 	// that runs for a Tenant (started with --tenant); nil otherwise.
 	Object *ApprovalObject `json:"object,omitempty"`
@@ -160,6 +166,11 @@ type Approvals struct {
 type Decision struct {
 	By       string `json:"by"`
 	CodeHash string `json:"codeHash"`
+	// Groups are the groups of who decides, relayed like By by a
+	// credential with the admin scope (the operator relays a Kubernetes
+	// user's); a kernel that names approver groups counts an approval
+	// only from one of them.
+	Groups []string `json:"groups,omitempty"`
 }
 
 // Installed is an installed agent plugin as the kernel restores it: the
