@@ -81,10 +81,11 @@ func MissingCapabilities(set, need []string) []string {
 	return out
 }
 
-// capabilitiesOf returns f's set: every capability for a system fiber;
-// for an agent fiber, the set recorded when it was proposed, or (for an
-// install logged before sets were recorded) the one its declaration
-// derives now. The caller holds k.reg for reading.
+// capabilitiesOfLocked returns f's set: every capability for a system
+// fiber; for an agent fiber, the set recorded when it was proposed, or
+// (for an install logged before sets were recorded) the one derived from
+// its declaration when it activated (see activate). The caller holds
+// k.reg for reading.
 func (k *Kernel) capabilitiesOfLocked(f *fiber) []string {
 	if f.trust == TrustSystem {
 		return []string{AllCapabilities}

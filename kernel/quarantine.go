@@ -189,6 +189,9 @@ func (k *Kernel) restart(f *fiber, gen uint64, cause error, blame bool) {
 		select {
 		case <-time.After(wait):
 		case <-k.closed:
+			k.reg.Lock()
+			f.restarting = false
+			k.reg.Unlock()
 			return
 		}
 	}
