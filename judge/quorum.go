@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -34,7 +35,7 @@ const (
 // ValidatePolicyQuorum checks the quorum fields of a policy.
 func ValidatePolicyQuorum(p Policy) error {
 	if p.RequiredApprovers < 0 || p.RequiredApprovers > MaxRequiredApprovers {
-		return fmt.Errorf("required approvers must be between 1 and %d, not %d", MaxRequiredApprovers, p.RequiredApprovers)
+		return fmt.Errorf("required approvers must be between 1 and %d (0: the default, 1), not %d", MaxRequiredApprovers, p.RequiredApprovers)
 	}
 	if len(p.ApproverGroups) > MaxApproverGroups {
 		return fmt.Errorf("at most %d approver groups, not %d", MaxApproverGroups, len(p.ApproverGroups))
@@ -113,25 +114,25 @@ func codeDiff(version, old, code string) string {
 	return d[:cut] + fmt.Sprintf("... the diff is cut at %d KiB; the whole code is the approval's code\n", MaxCodeDiffBytes>>10)
 }
 
-// count records one approver's approval of a under a quorum policy. It
-// reports done once a has as many approvers as the policy needs, with
-// every approver's name for the judge/approved record; until then the
-// approval is recorded as judge/voted and a stays pending.
+// count records one approver's approval of a under a quorum policy as
+// judge/voted. It reports done once a has as many approvers as the policy
+// needs, with every approver's name, quoted, for the judge/approved
+// record; until then a stays pending.
 func (j *Judge) count(ctx context.Context, s *epoch, a *Approval, by string) (string, bool, error) {
 	d, err := j.vote(ctx, *a, by)
 	if err != nil {
+		return "", false, err
+	}
+	if err := s.record(ctx, EventVoted, a.PluginID, votedEvent{ApprovalID: a.ID, CodeHash: a.CodeHash, Decision: d}); err != nil {
 		return "", false, err
 	}
 	a.Decisions = append(slices.Clone(a.Decisions), d)
 	if len(a.Decisions) >= j.opts.Policy.needed() {
 		names := make([]string, len(a.Decisions))
 		for i, x := range a.Decisions {
-			names[i] = x.By
+			names[i] = strconv.Quote(x.By)
 		}
 		return strings.Join(names, ", "), true, nil
-	}
-	if err := s.record(ctx, EventVoted, a.PluginID, votedEvent{ApprovalID: a.ID, CodeHash: a.CodeHash, Decision: d}); err != nil {
-		return "", false, err
 	}
 	s.setPending(a.ID, a)
 	return "", false, nil

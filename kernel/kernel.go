@@ -127,9 +127,15 @@ func New(opts Options) *Kernel {
 }
 
 // Close stops the kernel's background work: a plugin whose sandbox stopped
-// is no longer restarted. Fibers stay as they are; the composition root
+// is no longer restarted, and the units of versions a transition replaced
+// close now, under any calls still running there. Fibers stay as they are; the composition root
 // closes what they hold. Close may be called more than once.
-func (k *Kernel) Close() { k.closeOnce.Do(func() { close(k.closed) }) }
+func (k *Kernel) Close() {
+	k.closeOnce.Do(func() {
+		close(k.closed)
+		k.closeDrains()
+	})
+}
 
 // Name returns the kernel's name.
 func (k *Kernel) Name() string { return k.name }

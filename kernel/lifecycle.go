@@ -104,6 +104,9 @@ func (k *Kernel) setEnabled(ctx context.Context, id string, t toggle) error {
 		f.state, f.err = StateInactive, nil
 	}
 	k.reg.Unlock()
+	if !t.enabled {
+		k.endOpen(ctx, id, "disabled") // a version a transition held back stops serving too
+	}
 	return k.settleFor(ctx, f)
 }
 
@@ -142,11 +145,8 @@ func (k *Kernel) Uninstall(ctx context.Context, id string, force bool) error {
 	k.deactivateTree(ctx, f)
 	k.reg.Lock()
 	k.removeLocked(f)
-	t := k.trans[id]
 	k.reg.Unlock()
-	if t != nil && t.view.Phase == PhaseTransitioning {
-		k.endTransition(ctx, t, PhaseAborted, "uninstalled")
-	}
+	k.endOpen(ctx, id, "uninstalled")
 	_, err = k.settle(ctx) // other fibers' failures show in their views
 	return err
 }
@@ -238,7 +238,7 @@ func (k *Kernel) Propose(ctx context.Context, p Proposal) error {
 	f.staged, f.requestedBy, f.caps = true, data.RequestedBy, caps
 	k.reg.Unlock()
 	err = k.settleFor(ctx, f)
-	if t != nil && k.stateOf(f) != StateFailed {
+	if t != nil && k.stateOf(f) == StateActive {
 		k.switchTransition(t) // else the old version serves until the staged one is committed or aborted
 	}
 	k.Fault(FaultActivated)

@@ -75,10 +75,7 @@ func (k *Kernel) Abort(ctx context.Context, id, codeHash, reason string) (string
 		return "", err
 	}
 	k.Fault(FaultAborted)
-	if t := k.openTransition(id, codeHash); t != nil {
-		k.markDraining(t, f) // the staged version's calls finish on it
-		defer k.endTransition(ctx, t, PhaseAborted, reason)
-	}
+	tr := k.openTransition(id, codeHash)
 	events, err := k.pluginHistory(ctx, id)
 	if err != nil {
 		return "", err
@@ -92,16 +89,23 @@ func (k *Kernel) Abort(ctx context.Context, id, codeHash, reason string) (string
 		k.reportRefused(ctx, refused, folded.Targets)
 		ok = false
 	}
-	if !ok || !t.Installed || t.Trust != TrustAgent {
+	back := ok && t.Installed && t.Trust == TrustAgent
+	var code []byte
+	if back {
+		if code, err = k.committedCode(ctx, id, t.CodeHash); err != nil {
+			return "", err
+		}
+	}
+	if tr != nil { // from here nothing fails before the staged version is undone
+		k.markDraining(tr, f) // its calls finish on it
+		defer k.endTransition(ctx, tr, PhaseAborted, reason)
+	}
+	if !back {
 		k.deactivateTree(ctx, f)
 		k.reg.Lock()
 		k.removeLocked(f)
 		k.reg.Unlock()
 		_, err := k.settle(ctx)
-		return "", err
-	}
-	code, err := k.committedCode(ctx, id, t.CodeHash)
-	if err != nil {
 		return "", err
 	}
 	return t.Manifest.Version, k.settleFor(ctx, k.mountTarget(ctx, t, code))

@@ -127,7 +127,7 @@ func (k *Kernel) beginTransition(ctx context.Context, m Manifest, hash string) *
 	old := k.fibers[m.ID]
 	prev := k.trans[m.ID]
 	k.reg.RUnlock()
-	if prev != nil && prev.view.Phase == PhaseTransitioning {
+	if prev != nil && k.uncommitted(prev) {
 		k.endTransition(ctx, prev, PhaseAborted, "superseded by version "+m.Version)
 	}
 	if old == nil || old.trust != TrustAgent || old.state != StateActive {
@@ -220,12 +220,13 @@ func (k *Kernel) commitTransition(ctx context.Context, id, hash string) {
 		return
 	}
 	t.view.Committed = true
-	done := t.view.Switched && t.pending == 0 && t.started == len(t.drains)
+	switched := t.view.Switched
+	done := switched && t.pending == 0 && t.started == len(t.drains)
 	if done {
 		t.view.Phase, t.view.Ended = PhaseComplete, k.now().UTC()
 	}
 	k.reg.Unlock()
-	if !t.view.Switched {
+	if !switched {
 		k.switchTransition(t) // a failed staged version committed: the old one stops serving
 	}
 	if done {
@@ -241,6 +242,43 @@ func (k *Kernel) endTransition(ctx context.Context, t *transition, phase, reason
 	t.view.Phase, t.view.Reason, t.view.Ended = phase, reason, k.now().UTC()
 	k.reg.Unlock()
 	k.audit(context.WithoutCancel(ctx), EventTransitionAborted, t.view.Plugin, t.data())
+}
+
+// uncommitted reports whether t is open and its new version is not
+// committed: such a transition ends as aborted when something replaces or
+// removes the plugin. A committed one completes when its drains end.
+func (k *Kernel) uncommitted(t *transition) bool {
+	k.reg.RLock()
+	defer k.reg.RUnlock()
+	return t.view.Phase == PhaseTransitioning && !t.view.Committed
+}
+
+// endOpen ends id's uncommitted transition as aborted, for reason (the
+// plugin is disabled or uninstalled). The caller holds k.mu.
+func (k *Kernel) endOpen(ctx context.Context, id, reason string) {
+	k.reg.RLock()
+	t := k.trans[id]
+	k.reg.RUnlock()
+	if t != nil && k.uncommitted(t) {
+		k.endTransition(ctx, t, PhaseAborted, reason)
+	}
+}
+
+// closeDrains makes every draining activation close now: the kernel is
+// closing. The caller holds nothing.
+func (k *Kernel) closeDrains() {
+	k.reg.RLock()
+	var all []*activation
+	for _, list := range k.draining {
+		all = append(all, list...)
+	}
+	for _, t := range k.trans {
+		all = append(all, t.drains...)
+	}
+	k.reg.RUnlock()
+	for _, a := range all {
+		a.force()
+	}
 }
 
 // openTransition returns id's transition to hash while it is open.
@@ -260,16 +298,19 @@ func (k *Kernel) openTransition(id, hash string) *transition {
 // new version is already committed.
 func (k *Kernel) AbortTransition(ctx context.Context, id, reason string) (string, error) {
 	k.reg.RLock()
-	t := k.trans[id]
+	var v TransitionView
+	if t := k.trans[id]; t != nil {
+		v = t.view
+	}
 	k.reg.RUnlock()
-	if t == nil || t.view.Phase != PhaseTransitioning {
+	if v.Phase != PhaseTransitioning {
 		return "", k.errf(CodeLifecycle, "abort", id, "no transition of "+id+" is in progress")
 	}
-	if t.view.Committed {
+	if v.Committed {
 		return "", k.errf(CodeLifecycle, "abort", id, fmt.Sprintf(
-			"version %s is committed; its transition completes when the calls on version %s end", t.view.ToVersion, t.view.FromVersion))
+			"version %s is committed; its transition completes when the calls on version %s end", v.ToVersion, v.FromVersion))
 	}
-	return k.Abort(ctx, id, t.view.To, reason)
+	return k.Abort(ctx, id, v.To, reason)
 }
 
 // sortTransitions orders open transitions first, then the newest first.

@@ -110,7 +110,7 @@ func TestStartRefusesBadSettings(t *testing.T) {
 		{"bad store", func(c *Config, _ string) { c.Store = "mysql://db" }, "--store: "},
 		{"too many agent steps", func(c *Config, _ string) { c.Agent.MaxSteps = 65 }, "--agent-max-steps 65: want 1 to 64"},
 		{"quarantine bound", func(c *Config, _ string) { c.QuarantineAfter = 101 }, "--quarantine-after 101: want 1 to 100"},
-		{"too many approvers", func(c *Config, _ string) { c.Approvers = 11 }, "--approvers, --approver-groups: required approvers must be between 1 and 10, not 11"},
+		{"too many approvers", func(c *Config, _ string) { c.Approvers = 11 }, "--approvers, --approver-groups: required approvers must be between 1 and 10 (0: the default, 1), not 11"},
 		{"unknown capability", func(c *Config, _ string) { c.AgentCapabilities = []string{"db.read", "db.nuke"} }, `--agent-capabilities: unknown capability "db.nuke"`},
 		{"system capability", func(c *Config, _ string) { c.AgentCapabilities = []string{"plugin.install"} }, `capability "plugin.install" is for system plugins only`},
 		{"unknown system plugin", func(c *Config, _ string) { c.SystemPlugins = []string{"rpc", "mail"} }, `--system-plugins: unknown system plugin "mail": the optional system plugins are audit, automation, meta, rpc, console`},
