@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -150,7 +151,7 @@ func (r *ApprovalReconciler) reconcile(ctx context.Context, a *smsv1.Approval, o
 	if a.Spec.KernelApprovalID == "" {
 		return r.preApproved(ctx, approvalCall{a: a, kc: kc, o: o})
 	}
-	return ctrl.Result{}, r.apply(ctx, approvalCall{a: a, kc: kc, o: o}, a.Spec.KernelApprovalID)
+	return r.apply(ctx, approvalCall{a: a, kc: kc, o: o}, a.Spec.KernelApprovalID)
 }
 
 // selfApproval returns why an approving decision may not reach the kernel
@@ -218,35 +219,84 @@ type approvalCall struct {
 	o  *approvalObservation
 }
 
-// apply carries the decision to the kernel, bound to the code hash.
-func (r *ApprovalReconciler) apply(ctx context.Context, c approvalCall, id string) error {
+// apply carries the decision to the kernel, bound to the code hash, with
+// the decider's groups. A kernel that needs more approvers counts it and
+// keeps waiting: the Approval shows the approvals counted and is looked
+// at again until the request is decided.
+func (r *ApprovalReconciler) apply(ctx context.Context, c approvalCall, id string) (ctrl.Result, error) {
 	a, kc := c.a, c.kc
 	by := a.Annotations[smsv1.AnnotationDecidedBy]
 	if by == "" {
 		by = "unknown"
 	}
+	if a.Spec.Decision == smsv1.DecisionApproved {
+		if counted, err := r.counted(ctx, c, id, by); err != nil || counted {
+			return ctrl.Result{RequeueAfter: r.poll()}, err
+		}
+	}
+	var v adminv1.Verdict
 	var err error
 	if a.Spec.Decision == smsv1.DecisionApproved {
-		_, err = kc.Approve(ctx, id, by, a.Spec.CodeHash)
+		v, err = kc.ApproveAs(ctx, id, adminv1.Decision{By: by, CodeHash: a.Spec.CodeHash, Groups: decidedGroups(a)})
 	} else {
 		_, err = kc.Reject(ctx, id, by, a.Spec.CodeHash)
 	}
 	switch {
 	case adminv1.IsConflict(err):
 		c.o.set(approvalExpired, smsv1.ReasonCodeChanged, "the kernel's pending approval is bound to other code: "+err.Error())
-		return nil
+		return ctrl.Result{}, nil
+	case adminv1.IsForbidden(err):
+		c.o.set(approvalExpired, smsv1.ReasonNotCounted, "the kernel did not count this approval: "+err.Error())
+		return ctrl.Result{}, nil
 	case adminv1.IsNotFound(err):
 		if done, derr := r.alreadyApplied(ctx, c, id); derr != nil || !done {
 			if derr == nil {
 				c.o.set(approvalExpired, smsv1.ReasonCodeChanged, "the kernel no longer waits for this approval")
 			}
-			return derr
+			return ctrl.Result{}, derr
 		}
 	case err != nil:
-		return err
+		return ctrl.Result{}, err
+	case v.Status == adminv1.StatusPending:
+		c.o.set(approvalWaiting, smsv1.ReasonAwaitingApprovers, v.Reason)
+		_, err := r.counted(ctx, c, id, by) // shows the approvals counted
+		return ctrl.Result{RequeueAfter: r.poll()}, err
 	}
 	r.decided(c, by)
-	return nil
+	return ctrl.Result{}, nil
+}
+
+// counted reports whether the kernel's pending request id has counted
+// by's approval already; it records the approvals counted so far.
+func (r *ApprovalReconciler) counted(ctx context.Context, c approvalCall, id, by string) (bool, error) {
+	s, err := r.view(ctx, c.kc, c.a.Spec.PluginID)
+	if err != nil {
+		return false, err
+	}
+	p := pendingByID(s, id)
+	if p == nil || len(p.Decisions) == 0 {
+		return false, nil
+	}
+	c.o.decisions = make([]smsv1.ApprovalDecision, 0, len(p.Decisions))
+	mine := false
+	for _, d := range p.Decisions {
+		c.o.decisions = append(c.o.decisions, smsv1.ApprovalDecision{By: d.By, At: metav1.Time{Time: d.At}, Groups: d.Groups})
+		mine = mine || d.By == by
+	}
+	if mine && c.o.state != approvalWaiting {
+		c.o.set(approvalWaiting, smsv1.ReasonAwaitingApprovers, fmt.Sprintf(
+			"the kernel counted this approval (%d so far) and waits for the tenant's other approvers", len(p.Decisions)))
+	}
+	return mine, nil
+}
+
+// decidedGroups reads the decider's groups the webhook stamped, or nil.
+func decidedGroups(a *smsv1.Approval) []string {
+	var groups []string
+	if json.Unmarshal([]byte(a.Annotations[smsv1.AnnotationDecidedGroups]), &groups) != nil {
+		return nil
+	}
+	return groups
 }
 
 // preApproved applies an Approval written ahead of the submission (for
@@ -262,7 +312,7 @@ func (r *ApprovalReconciler) preApproved(ctx context.Context, c approvalCall) (c
 		return ctrl.Result{}, err
 	}
 	if pending := pendingOf(s, a.Spec.PluginID, a.Spec.CodeHash, *a.Spec.Declaration); pending != nil {
-		return ctrl.Result{}, r.apply(ctx, c, pending.ID)
+		return r.apply(ctx, c, pending.ID)
 	}
 	if f := fiberOf(s); f.ID != "" && f.CodeHash == a.Spec.CodeHash && a.Spec.Decision == smsv1.DecisionApproved {
 		r.decided(c, a.Annotations[smsv1.AnnotationDecidedBy])

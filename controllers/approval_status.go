@@ -41,6 +41,8 @@ type approvalObservation struct {
 	// by and at are who decided and when, for the decided states.
 	by string
 	at *metav1.Time
+	// decisions, when set, are the approvals the kernel counted so far.
+	decisions []smsv1.ApprovalDecision
 }
 
 // set records state with its reason and message.
@@ -85,6 +87,9 @@ func approvalStatus(a *smsv1.Approval, o *approvalObservation) smsv1.ApprovalSta
 	}
 	if o.state == approvalApproved || o.state == approvalDenied || o.state == approvalTimedOut {
 		s.DecidedBy, s.DecidedAt = o.by, o.at
+	}
+	if o.decisions != nil {
+		s.Decisions = o.decisions
 	}
 	s.ObservedGeneration = a.Generation
 	return s

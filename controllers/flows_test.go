@@ -81,7 +81,9 @@ func TestPluginVerdicts(t *testing.T) {
 // mounts. New code expires the old Approval and asks again. Seen failing
 // when the approval controller judged staleness by the Plugin's status:
 // the new code's Approval was expired as stale the moment it was created,
-// before the status caught up, and could never be decided.
+// before the status caught up, and could never be decided. The new code's
+// Approval shows what it replaces; seen failing with the operator leaving
+// out spec.replaces.
 func TestApprovalFlow(t *testing.T) {
 	testenv.Need(t)
 	w := newWorld(t)
@@ -114,6 +116,14 @@ func TestApprovalFlow(t *testing.T) {
 	p = w.waitPlugin("hello", map[string]bool{smsv1.ConditionApproved: false, smsv1.ConditionMounted: true, smsv1.ConditionReady: false})
 	if p.Status.ApprovalRef == nil || p.Status.ApprovalRef.Name == a.Name {
 		t.Fatalf("approvalRef = %v, want a new Approval; status %+v", p.Status.ApprovalRef, p.Status)
+	}
+	// The new Approval shows what it replaces: the mounted code, and the
+	// diff to the new code (the declaration is the same).
+	r := w.approval(p.Status.ApprovalRef.Name).Spec.Replaces
+	if r == nil || r.CodeHash != adminv1.HashCode([]byte(routeCode)) || r.Added != nil || r.Removed != nil ||
+		!strings.Contains(r.CodeDiff, "-  await cap.contribute('route', { method: 'GET', path: '/hi', handler: async () => ({ body: 'hi' }) })") ||
+		!strings.Contains(r.CodeDiff, "+  await cap.contribute('route', { method: 'GET', path: '/hi', handler: async () => ({ body: 'hello' }) })") {
+		t.Fatalf("spec.replaces = %+v, want the mounted version and the diff of its code", r)
 	}
 	w.eventually("old approval Expired", func() error {
 		return condIs(w.approval(a.Name).Status.Conditions, smsv1.ConditionExpired, true)

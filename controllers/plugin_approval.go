@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -153,7 +154,7 @@ func (r *PluginReconciler) createApproval(ctx context.Context, p *smsv1.Plugin, 
 				Labels: map[string]string{smsv1.LabelTenant: p.Spec.TenantRef.Name, labelPlugin: p.Name}},
 			Spec: smsv1.ApprovalSpec{PluginRef: corev1.LocalObjectReference{Name: p.Name}, PluginID: pending.PluginID,
 				CodeHash: pending.CodeHash, KernelApprovalID: pending.ID, Declaration: &decl,
-				Reasons: pending.Reasons, RequestedBy: pending.RequestedBy},
+				Reasons: pending.Reasons, RequestedBy: pending.RequestedBy, Replaces: replacesOf(pending.Replaces)},
 		}
 		if err := controllerutil.SetControllerReference(p, a, r.Scheme); err != nil {
 			return nil, err
@@ -181,3 +182,19 @@ func (r *PluginReconciler) createApproval(ctx context.Context, p *smsv1.Plugin, 
 // errNamesTaken means every name createApproval tried was taken by an
 // Approval that does not answer the request.
 var errNamesTaken = errors.New("no free approval name")
+
+// replacesOf is what the kernel's request says its plugin would replace,
+// as an Approval shows it; nil for a new plugin.
+func replacesOf(r *adminv1.Replaced) *smsv1.ApprovalReplaces {
+	if r == nil {
+		return nil
+	}
+	out := &smsv1.ApprovalReplaces{Version: r.Version, CodeHash: r.CodeHash, CodeDiff: r.CodeDiff, Note: r.Note}
+	if d := smsv1.Declaration(r.Added.Normal()); !reflect.DeepEqual(d, smsv1.Declaration{}) {
+		out.Added = &d
+	}
+	if d := smsv1.Declaration(r.Removed.Normal()); !reflect.DeepEqual(d, smsv1.Declaration{}) {
+		out.Removed = &d
+	}
+	return out
+}

@@ -281,9 +281,9 @@ func (w *world) chatKernel(tenant string) *adminv1.Client {
 
 // user returns a client for a user with the given verbs on plugins and
 // approvals in the world's namespace (plus "approve" when approver).
-func (w *world) user(name string, approver bool) client.Client {
+func (w *world) user(name string, approver bool, groups ...string) client.Client {
 	w.t.Helper()
-	cfg, err := env.User(name)
+	cfg, err := env.User(name, groups...)
 	w.must(err)
 	rules := []rbacv1.PolicyRule{{APIGroups: []string{"sms.dev"}, Resources: []string{"plugins", "approvals", "tenants"},
 		Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}

@@ -50,6 +50,12 @@ type ApprovalSpec struct {
 	// from the kernel's request.
 	// +optional
 	RequestedBy string `json:"requestedBy,omitempty"`
+	// Replaces is the version the plugin would replace, when it replaces
+	// one: what the new declaration adds to it and removes from it, and
+	// the diff of the code. Only the operator sets it, from the kernel's
+	// request.
+	// +optional
+	Replaces *ApprovalReplaces `json:"replaces,omitempty"`
 	// Decision is set by a human: Approved or Denied. It cannot change.
 	// +optional
 	Decision Decision `json:"decision,omitempty"`
@@ -107,6 +113,42 @@ type ApprovalStatus struct {
 	// DecidedAt is when they set it.
 	// +optional
 	DecidedAt *metav1.Time `json:"decidedAt,omitempty"`
+	// Decisions are the approvals the kernel has counted for this request
+	// so far, when its tenant needs several approvers (spec.judge.approvers):
+	// who, when, and which of the tenant's approverGroups they are in.
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	Decisions []ApprovalDecision `json:"decisions,omitempty"`
+}
+
+// ApprovalReplaces is the committed version an Approval's plugin would
+// replace, and what changes from it.
+type ApprovalReplaces struct {
+	Version  string `json:"version"`
+	CodeHash string `json:"codeHash"`
+	// Added and Removed are what the new declaration has that this
+	// version's has not, and what it drops.
+	// +optional
+	Added *Declaration `json:"added,omitempty"`
+	// +optional
+	Removed *Declaration `json:"removed,omitempty"`
+	// CodeDiff is the unified diff from this version's code to the new
+	// code (the kernel cuts it at 64 KiB, saying so).
+	// +kubebuilder:validation:MaxLength=70000
+	// +optional
+	CodeDiff string `json:"codeDiff,omitempty"`
+	// Note says what the kernel could not show.
+	// +optional
+	Note string `json:"note,omitempty"`
+}
+
+// ApprovalDecision is one approval the kernel counted.
+type ApprovalDecision struct {
+	By string      `json:"by"`
+	At metav1.Time `json:"at"`
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Groups []string `json:"groups,omitempty"`
 }
 
 // Approval is a human's decision on a plugin the judge parked.

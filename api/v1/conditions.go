@@ -45,6 +45,12 @@ const (
 	ReasonCodeChanged       = "CodeChanged"
 	ReasonTTLExpired        = "TTLExpired"
 	ReasonSelfApproval      = "SelfApproval"
+	// ReasonAwaitingApprovers: the kernel counted this approval and waits
+	// for the tenant's other approvers; ReasonNotCounted: the kernel did
+	// not count it (its requester's own, or from outside the tenant's
+	// approverGroups).
+	ReasonAwaitingApprovers = "AwaitingApprovers"
+	ReasonNotCounted        = "NotCounted"
 	ReasonQuarantined       = "Quarantined"
 	ReasonSafeMode          = "SafeMode"
 	// ReasonKernelRefused: the kernel's admin API refused the submission
@@ -93,6 +99,10 @@ const (
 	// Approval by the webhook when its decision is set.
 	AnnotationDecidedBy = "sms.dev/decided-by"
 	AnnotationDecidedAt = "sms.dev/decided-at"
+	// AnnotationDecidedGroups is stamped with them: the decider's
+	// Kubernetes groups, as a JSON array, which the operator relays so
+	// that a tenant's approverGroups can be checked.
+	AnnotationDecidedGroups = "sms.dev/decided-groups"
 	// AnnotationForceUninstall set to "true" on a Plugin lets its deletion
 	// uninstall it even while other enabled plugins inject a key it
 	// provides (they lose it); the kernel is tainted forced_uninstall.

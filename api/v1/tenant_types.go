@@ -155,6 +155,23 @@ type TenantJudge struct {
 	// +kubebuilder:validation:items:Enum=db.read;db.write;db.schema;http.route;schedule;automation;agent.tool;ui;net;model.complete
 	// +optional
 	AgentCapabilities []string `json:"agentCapabilities,omitempty"`
+	// Approvers is how many distinct people must approve a sensitive
+	// plugin; with more than one, or with ApproverGroups, the requester's
+	// approval never counts. The first sets the decision on the operator's
+	// Approval; each other writes an Approval of their own for the same
+	// plugin, code hash and declaration (kubectl sms approve does). Each
+	// approval counted shows in the Approval's status.decisions. Default 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	Approvers *int32 `json:"approvers,omitempty"`
+	// ApproverGroups are the Kubernetes groups an approver must be in (one
+	// of them) for the approval to count. Unset: any.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	ApproverGroups []string `json:"approverGroups,omitempty"`
 }
 
 // Executor names where a kernel runs agent code.

@@ -117,6 +117,7 @@ func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 	if cfg.Executor == "" {
 		cfg.Executor = kernelconfig.Defaults.Executor
 	}
+	cfg.Approvers, cfg.ApproverGroups = Approvers(t)
 	if d := t.Spec.SandboxIdle; d != nil {
 		cfg.SandboxIdle = d.Duration
 	}

@@ -143,3 +143,13 @@ func SystemPluginNames(list []smsv1.SystemPlugin) []string {
 	}
 	return out
 }
+
+// Approvers returns how many approvers tenant t's kernel needs (0: the
+// default, one) and the groups they must come from.
+func Approvers(t *smsv1.Tenant) (int, []string) {
+	n := 0
+	if t.Spec.Judge.Approvers != nil {
+		n = int(*t.Spec.Judge.Approvers)
+	}
+	return n, t.Spec.Judge.ApproverGroups
+}

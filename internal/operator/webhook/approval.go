@@ -2,7 +2,9 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -30,13 +32,16 @@ func (m *approvalMutator) Handle(_ context.Context, req admission.Request) admis
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	want := map[string]value{
-		smsv1.AnnotationDecidedBy: nil,
-		smsv1.AnnotationDecidedAt: nil,
+		smsv1.AnnotationDecidedBy:     nil,
+		smsv1.AnnotationDecidedAt:     nil,
+		smsv1.AnnotationDecidedGroups: nil,
 	}
 	switch {
 	case decides(old, approval):
 		want[smsv1.AnnotationDecidedBy] = present(req.UserInfo.Username)
 		want[smsv1.AnnotationDecidedAt] = present(m.opts.now().UTC().Format(time.RFC3339))
+		groups, _ := json.Marshal(slices.Concat([]string{}, req.UserInfo.Groups)) // a list of strings always encodes
+		want[smsv1.AnnotationDecidedGroups] = present(string(groups))
 	case old != nil:
 		for k := range want {
 			want[k] = lookup(old.Annotations, k)

@@ -60,7 +60,9 @@ func TestApprovalWhoMayDecide(t *testing.T) {
 }
 
 // TestApprovalDecidedBy follows one Approval: bob approves it, then tries
-// to change his decision and to forge who decided.
+// to change his decision and to forge who decided and in which groups.
+// Seen failing with the groups stamp left out of want (a forged
+// ["reviewers"] stayed).
 //
 // Seen failing with the stamp removed (approvalMutator.Handle never taking
 // the decides branch): `sms.dev/decided-by: got "", want "bob"` and
@@ -79,6 +81,7 @@ func TestApprovalDecidedBy(t *testing.T) {
 	must(t, update(t, bob, approval, func(a *smsv1.Approval) { a.Spec.Decision = smsv1.DecisionApproved }))
 	checkAnnotation(t, approval, smsv1.AnnotationDecidedBy, "bob")
 	checkAnnotation(t, approval, smsv1.AnnotationDecidedAt, decidedAt)
+	checkAnnotation(t, approval, smsv1.AnnotationDecidedGroups, `["system:authenticated"]`)
 
 	// The CRD's CEL rule refuses this before the validating webhook runs;
 	// TestDecisionImmutable asks the webhook itself.
@@ -88,12 +91,14 @@ func TestApprovalDecidedBy(t *testing.T) {
 	must(t, update(t, bob, approval, func(a *smsv1.Approval) {
 		a.Labels = map[string]string{"seen": "true"}
 		a.Annotations = map[string]string{
-			smsv1.AnnotationDecidedBy: "mallory",
-			smsv1.AnnotationDecidedAt: "2000-01-01T00:00:00Z",
+			smsv1.AnnotationDecidedBy:     "mallory",
+			smsv1.AnnotationDecidedAt:     "2000-01-01T00:00:00Z",
+			smsv1.AnnotationDecidedGroups: `["reviewers"]`,
 		}
 	}))
 	checkAnnotation(t, approval, smsv1.AnnotationDecidedBy, "bob")
 	checkAnnotation(t, approval, smsv1.AnnotationDecidedAt, decidedAt)
+	checkAnnotation(t, approval, smsv1.AnnotationDecidedGroups, `["system:authenticated"]`)
 }
 
 // TestApprovalCreated checks the stamps on Approvals created with or

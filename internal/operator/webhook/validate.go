@@ -168,6 +168,8 @@ func personCreate(old, cur *smsv1.Approval) string {
 		field = "requestedBy"
 	case len(s.Reasons) > 0:
 		field = "reasons"
+	case s.Replaces != nil:
+		field = "replaces"
 	case s.Declaration == nil:
 		return "spec.declaration is required: add spec.declaration, what the plugin declares (points, scopes, inject, " +
 			"optional, provide, routes, schedules, contributions), so the Approval says what it approves"
@@ -202,6 +204,8 @@ func rebound(old, cur *smsv1.Approval) string {
 		return "requestedBy"
 	case !slices.Equal(o.Reasons, c.Reasons):
 		return "reasons"
+	case !equality.Semantic.DeepEqual(o.Replaces, c.Replaces):
+		return "replaces"
 	}
 	return ""
 }

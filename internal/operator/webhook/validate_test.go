@@ -135,6 +135,7 @@ func TestApprovalStaysBound(t *testing.T) {
 		{"declaration", "bob", func(a *smsv1.Approval) { a.Spec.Declaration.Points = append(a.Spec.Declaration.Points, "schedule") },
 			"spec.declaration cannot change"},
 		{"declaration added", "bob", func(a *smsv1.Approval) { a.Spec.Declaration.Scopes = []string{"net"} }, "spec.declaration cannot change"},
+		{"replaces", "bob", func(a *smsv1.Approval) { a.Spec.Replaces = &smsv1.ApprovalReplaces{Version: "0"} }, "spec.replaces cannot change"},
 		{"message", "bob", func(a *smsv1.Approval) { a.Spec.Message = "looks fine" }, ""},
 		{"operator", operator, func(a *smsv1.Approval) { a.Spec.KernelApprovalID = "x" }, ""},
 	} {
@@ -206,6 +207,8 @@ func TestApprovalCreateByPerson(t *testing.T) {
 			"spec.kernelApprovalId is set by the operator"},
 		{"requestedBy", "alice", func(a *smsv1.Approval) { a.Spec.RequestedBy = "mallory" }, "spec.requestedBy is set by the operator"},
 		{"reasons", "alice", func(a *smsv1.Approval) { a.Spec.Reasons = []string{"nothing sensitive"} }, "spec.reasons is set by the operator"},
+		{"replaces", "alice", func(a *smsv1.Approval) { a.Spec.Replaces = &smsv1.ApprovalReplaces{Version: "1", CodeDiff: "nothing"} },
+			"spec.replaces is set by the operator"},
 		{"no declaration", "alice", func(a *smsv1.Approval) { a.Spec.Declaration = nil }, "add spec.declaration"},
 		{"operator", operator, func(a *smsv1.Approval) {
 			a.Spec.KernelApprovalID, a.Spec.RequestedBy, a.Spec.Reasons = "agent.p-0123", "alice", []string{"point route"}

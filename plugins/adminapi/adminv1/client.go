@@ -72,6 +72,10 @@ func IsNotFound(err error) bool { return hasStatus(err, http.StatusNotFound) }
 // an approval decided with a code hash other than the one it is bound to.
 func IsConflict(err error) bool { return hasStatus(err, http.StatusConflict) }
 
+// IsForbidden reports whether err is the kernel's 403: the credential or
+// the decider may not do this (an approval the kernel does not count).
+func IsForbidden(err error) bool { return hasStatus(err, http.StatusForbidden) }
+
 // IsRefused reports whether err is an *Error the same request would get
 // again: a 4xx other than 401 (a credential that may be rotated), 408, 425
 // and 429 (come back later). Such a request is not worth retrying until it

@@ -210,6 +210,7 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 		AutoApprove: t.Spec.Judge.AutoApprove, SystemPlugins: kernelruntime.SystemPluginNames(t.Spec.SystemPlugins),
 		SafeMode: t.Spec.SafeMode, AgentCapabilities: t.Spec.Judge.AgentCapabilities,
 	}
+	cfg.Approvers, cfg.ApproverGroups = kernelruntime.Approvers(t)
 	for _, p := range l.opts.SystemPlugins {
 		if !slices.Contains(cfg.SystemPlugins, p) {
 			cfg.SystemPlugins = append(cfg.SystemPlugins, p)
