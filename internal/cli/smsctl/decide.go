@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,6 +50,9 @@ func (o *options) decide(ctx context.Context, what decideArgs, d smsv1.Decision,
 		return err
 	}
 	if a.Spec.Decision != "" {
+		if d == smsv1.DecisionApproved && awaitingApprovers(a) {
+			return o.approveToo(ctx, c, a, message)
+		}
 		return fmt.Errorf("approval %s was already %s%s; a decision cannot change", a.Name, strings.ToLower(string(a.Spec.Decision)), by(a))
 	}
 	if err := writeRequest(o.Out, a); err != nil {
@@ -172,4 +176,29 @@ func byKernelApproval(ctx context.Context, c client.Client, ns string, what deci
 		names[i] = a.Name
 	}
 	return nil, fmt.Errorf("kernel approval %s has %d undecided approvals in namespace %s (%s): name one", id, len(found), ns, strings.Join(names, ", "))
+}
+
+// awaitingApprovers reports whether approval a is approved and its kernel
+// waits for the tenant's other approvers.
+func awaitingApprovers(a *smsv1.Approval) bool {
+	c := meta.FindStatusCondition(a.Status.Conditions, smsv1.ConditionReady)
+	return a.Spec.Decision == smsv1.DecisionApproved && c != nil && c.Reason == smsv1.ReasonAwaitingApprovers
+}
+
+// approveToo adds the user's approval to one that waits for more
+// approvers: an Approval of their own for the same plugin, code hash and
+// declaration, which the operator relays as another approver's.
+func (o *options) approveToo(ctx context.Context, c client.Client, a *smsv1.Approval, message string) error {
+	if err := writeRequest(o.Out, a); err != nil {
+		return err
+	}
+	mine := &smsv1.Approval{ObjectMeta: metav1.ObjectMeta{GenerateName: a.Name + "-", Namespace: a.Namespace},
+		Spec: smsv1.ApprovalSpec{PluginRef: a.Spec.PluginRef, PluginID: a.Spec.PluginID, CodeHash: a.Spec.CodeHash,
+			Declaration: a.Spec.Declaration.DeepCopy(), Decision: smsv1.DecisionApproved, Message: message}}
+	if err := c.Create(ctx, mine); err != nil {
+		return fmt.Errorf("add an approval to %s: %w", a.Name, err)
+	}
+	_, err := fmt.Fprintf(o.Out, "approval.sms.dev/%s approved (plugin %s, id %s): another approver's, beside %s, which %s\n",
+		mine.Name, a.Spec.PluginRef.Name, a.Spec.PluginID, a.Name, "waits for the tenant's other approvers")
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -253,5 +254,39 @@ func TestApproveByKernelApproval(t *testing.T) {
 	}
 	if _, err := kubectlSms(t, "approve", "--tenant", "mall", "hi-2222222222"); err == nil || !strings.Contains(err.Error(), "--tenant picks among") {
 		t.Fatalf("--tenant with a name: %v", err)
+	}
+}
+
+// TestApproveAsAnotherApprover: approving an Approval that is approved and
+// waits for the tenant's other approvers adds the user's own Approval for
+// the same plugin, code hash and declaration, instead of refusing. Seen
+// failing with the awaitingApprovers check removed ("already approved").
+func TestApproveAsAnotherApprover(t *testing.T) {
+	testenv.Need(t)
+	ctx := context.Background()
+	plugin(t, fixture{name: "quorum", id: "agent.quorum"}, smsv1.PluginStatus{ApprovalRef: &corev1.LocalObjectReference{Name: "quorum-cdcdcdcd"}})
+	a := approval(t, "quorum-cdcdcdcd", "quorum")
+	a.Spec.Decision = smsv1.DecisionApproved
+	must(t, env.Client.Update(ctx, a))
+	a.Status.Conditions = []metav1.Condition{{Type: smsv1.ConditionReady, Status: metav1.ConditionFalse,
+		Reason: smsv1.ReasonAwaitingApprovers, Message: "approved by 1 of 2 approvers", LastTransitionTime: metav1.Now()}}
+	must(t, env.Client.Status().Update(ctx, a))
+	out, err := kubectlSms(t, "approve", "quorum", "-m", "me too")
+	must(t, err)
+	if !strings.Contains(out, "another approver's, beside quorum-cdcdcdcd") {
+		t.Fatalf("output: %q", out)
+	}
+	var list smsv1.ApprovalList
+	must(t, env.Client.List(ctx, &list, client.InNamespace("default")))
+	var mine *smsv1.Approval
+	for i := range list.Items {
+		if x := &list.Items[i]; strings.HasPrefix(x.Name, "quorum-cdcdcdcd-") {
+			mine = x
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), x) })
+		}
+	}
+	if mine == nil || mine.Spec.Decision != smsv1.DecisionApproved || mine.Spec.CodeHash != a.Spec.CodeHash ||
+		mine.Spec.Message != "me too" || !reflect.DeepEqual(mine.Spec.Declaration, a.Spec.Declaration) {
+		t.Fatalf("the added approval = %+v, want the same binding, approved", mine)
 	}
 }
