@@ -11,6 +11,8 @@
 # The tests run the CLIs offline, against local fakes of the providers'
 # APIs; nothing here logs in.
 set -euo pipefail
+# shellcheck source=hack/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 CLAUDE_CODE_VERSION=${CLAUDE_CODE_VERSION:-2.1.332}
 CODEX_VERSION=${CODEX_VERSION:-0.171.0}
@@ -22,8 +24,8 @@ if ! command -v npm >/dev/null; then
 	[[ "$(id -u)" == 0 ]] || die "npm is missing: install Debian's nodejs and npm packages (apt-get install nodejs npm) as root"
 	log "installing Debian's nodejs and npm packages (once)"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 || die "apt-get update failed"
-	apt-get -o DPkg::Lock::Timeout=600 install -y -qq nodejs npm >&2 || die "apt-get install nodejs npm failed"
+	apt_get update -qq >&2 || die "apt-get update failed"
+	apt_get install -y -qq nodejs npm >&2 || die "apt-get install nodejs npm failed"
 fi
 
 dir="${XDG_CACHE_HOME:-$HOME/.cache}/sms-agent-clis/claude-$CLAUDE_CODE_VERSION-codex-$CODEX_VERSION"

@@ -7,6 +7,8 @@
 #
 # SMS_CHROMIUM names a browser to use instead.
 set -euo pipefail
+# shellcheck source=hack/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 log() { printf 'chromium.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -18,11 +20,11 @@ fi
 if [[ -z "$bin" ]]; then
 	[[ "$(id -u)" == 0 ]] || die "Chromium is missing: install Debian's chromium package (apt-get install chromium) as root, or set SMS_CHROMIUM"
 	log "installing Debian's chromium package (once; about a minute)"
-	# Two runs may install at once: apt takes its own lock; wait for it.
+	# Two runs may install at once: apt_get queues them (hack/apt.sh).
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 ||
+	apt_get update -qq >&2 ||
 		die "apt-get update failed"
-	apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium >&2 ||
+	apt_get install -y -qq chromium >&2 ||
 		die "apt-get install chromium failed"
 	bin=$(command -v chromium) || die "the chromium package installed no chromium command"
 fi

@@ -26,6 +26,8 @@ readonly HACK="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # shellcheck source=hack/k8s-build.sh
 source "$HACK/k8s-build.sh"
+# shellcheck source=hack/apt.sh
+source "$HACK/apt.sh"
 
 log() { printf 'setup-realk8s.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -44,8 +46,8 @@ packages() {
 	((${#missing[@]} == 0)) && return
 	[[ $EUID -eq 0 ]] || die "installing ${missing[*]} needs root"
 	log "installing ${missing[*]} from Debian's packages"
-	apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+	apt_get update -qq >&2
+	DEBIAN_FRONTEND=noninteractive apt_get install -y -qq "${missing[@]}" >&2
 }
 
 # missing DIR lists the binaries DIR still lacks.
