@@ -17,12 +17,13 @@ type activation struct {
 	mu       sync.Mutex
 	unit     Unit
 	inflight int
-	draining bool          // replaced by a transition: still serving until closed
-	closed   bool          // its unit is closed (or closing): calls are refused
-	late     []func()      // held-back Removed notifications, in undo order
-	flushed  bool          // late notifications delivered
-	forced   bool          // close now, whatever still runs
-	stop     chan struct{} // closed by force
+	draining bool           // replaced by a transition: still serving until closed
+	closed   bool           // its unit is closed (or closing): calls are refused
+	late     []func()       // held-back Removed notifications, in undo order
+	flushed  bool           // late notifications delivered
+	forced   bool           // close now, whatever still runs
+	stop     chan struct{}  // closed by force
+	snap     map[string]any // the declared keys' values when it was marked draining
 	idle     *sync.Cond
 }
 
@@ -84,16 +85,23 @@ func (a *activation) calls() int {
 	return a.inflight
 }
 
-// drainable marks the activation draining; it reports false when it was
-// already closed.
-func (a *activation) drainable() bool {
+// drainable marks the activation draining with the values its declared
+// keys have now; it reports false when it was already closed.
+func (a *activation) drainable(snap map[string]any) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
 		return false
 	}
-	a.draining = true
+	a.draining, a.snap = true, snap
 	return true
+}
+
+// keys returns the values a draining activation reads.
+func (a *activation) keys() map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.snap
 }
 
 // hold keeps a Removed notification for the flush when the activation is

@@ -43,7 +43,7 @@ func (b *hostBridge) read(key string) (any, error) {
 	if CodeOf(err) == CodeLifecycle && b.act.serving() {
 		// A transition marks the activation draining before it disposes
 		// of it, so a read that finds it disposed finds it draining.
-		return b.k.readDeclared(b.f, key)
+		return b.k.readDeclared(b.f, key, b.act.keys())
 	}
 	return v, err
 }

@@ -50,12 +50,14 @@ func (k *Kernel) read(f *fiber, gen uint64, key string) (any, error) {
 	if err := k.requireState(f, gen, "get", StateLoading, StateActive); err != nil {
 		return nil, err
 	}
-	return k.readDeclared(f, key)
+	return k.readDeclared(f, key, nil)
 }
 
 // readDeclared is read without the lifecycle check: a key f declares,
-// checked against its trust and capabilities.
-func (k *Kernel) readDeclared(f *fiber, key string) (any, error) {
+// checked against its trust and capabilities. A draining activation
+// (snap not nil) reads the value the key had when the transition marked
+// it, so a call running on the old version sees the keys that version saw.
+func (k *Kernel) readDeclared(f *fiber, key string, snap map[string]any) (any, error) {
 	if !f.manifest.declaresRead(key) {
 		return nil, k.errf(CodeUndeclaredKey, "get", f.id, fmt.Sprintf("key %q is not declared in inject or optional", key))
 	}
@@ -72,6 +74,12 @@ func (k *Kernel) readDeclared(f *fiber, key string) (any, error) {
 	}
 	if err := k.checkCapabilities(f, need, "get", fmt.Sprintf("reading key %q", key)); err != nil {
 		return nil, err
+	}
+	if snap != nil {
+		if v, ok := snap[key]; ok {
+			return v, nil
+		}
+		return nil, k.errf(CodeNotFound, "get", f.id, fmt.Sprintf("key %q was not provided to this version", key))
 	}
 	k.reg.RLock()
 	defer k.reg.RUnlock()

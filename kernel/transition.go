@@ -149,8 +149,14 @@ func (k *Kernel) markDraining(t *transition, root *fiber) {
 	for _, f := range k.dependentsFirst(root) {
 		k.reg.RLock()
 		a, active := f.act, f.state == StateActive
+		snap := map[string]any{}
+		for _, key := range slices.Concat(f.manifest.Inject, f.manifest.Optional) {
+			if e := k.keys[key]; e != nil && e.present {
+				snap[key] = e.value
+			}
+		}
 		k.reg.RUnlock()
-		if a != nil && active && a.drainable() {
+		if a != nil && active && a.drainable(snap) {
 			k.reg.Lock()
 			t.drains = append(t.drains, a)
 			k.draining[f.id] = k.boundDrains(append(k.draining[f.id], a))

@@ -303,3 +303,65 @@ func TestCommittedTransitionIsNotAborted(t *testing.T) {
 		t.Fatalf("transition events = %v, want %v", got, want)
 	}
 }
+
+// A call running on a dependent's replaced activation reads the keys as
+// its version saw them: the provider's new value reaches only new work.
+// Seen failing with readDeclared ignoring the snapshot (the running call
+// read "two", the new provider's value).
+func TestDrainingCallsReadTheKeysTheirVersionSaw(t *testing.T) {
+	ctx := context.Background()
+	k, exec := newKernel(t)
+	r := &router{}
+	if err := k.Install(r.plugin()); err != nil {
+		t.Fatal(err)
+	}
+	entered, gate := make(chan struct{}), make(chan struct{})
+	for _, v := range []string{"one", "two"} {
+		exec.Register("prov-"+v, func(ctx context.Context, h kernel.HostBridge, _ *kerneltest.Unit) error {
+			return h.Provide(ctx, "prov.cfg", kerneltest.JSON(v))
+		})
+	}
+	calls := 0
+	exec.Register("app", func(ctx context.Context, h kernel.HostBridge, u *kerneltest.Unit) error {
+		handler := u.Func("h", func(ctx context.Context, _ []any) (any, error) {
+			if calls++; calls == 1 {
+				entered <- struct{}{}
+				<-gate
+			}
+			raw, err := h.Get(ctx, "prov.cfg")
+			var cfg string
+			_ = json.Unmarshal(raw, &cfg)
+			return cfg, err
+		})
+		_, err := h.Contribute(ctx, "route", kerneltest.JSON(map[string]any{"handler": handler}))
+		return err
+	})
+	prov := kernel.Manifest{ID: "prov", Version: "1", Provide: []string{"prov.cfg"}}
+	if err := kerneltest.Agent(ctx, k, prov, "prov-one"); err != nil {
+		t.Fatal(err)
+	}
+	app := kernel.Manifest{ID: "app", Version: "1", Inject: []string{"prov.cfg"}, Points: []string{"route"}}
+	if err := kerneltest.Agent(ctx, k, app, "app"); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan any, 1)
+	go func() {
+		out, err := r.serve(ctx)
+		if err != nil {
+			out = err.Error()
+		}
+		first <- out
+	}()
+	<-entered
+	prov.Version = "2"
+	if err := kerneltest.Agent(ctx, k, prov, "prov-two"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := r.serve(ctx); err != nil || out != "two" {
+		t.Fatalf("a new request read %v, %v; want two", out, err)
+	}
+	close(gate)
+	if out := <-first; out != "one" {
+		t.Fatalf("the call running on the replaced activation read %v, want one", out)
+	}
+}
