@@ -147,6 +147,9 @@ func (k *Kernel) Uninstall(ctx context.Context, id string, force bool) error {
 	k.removeLocked(f)
 	k.reg.Unlock()
 	k.endOpen(ctx, id, "uninstalled")
+	k.reg.Lock()
+	delete(k.trans, id) // views hold installed plugins only, so the map stays as large as they are
+	k.reg.Unlock()
 	_, err = k.settle(ctx) // other fibers' failures show in their views
 	return err
 }

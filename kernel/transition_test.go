@@ -59,6 +59,20 @@ func (r *router) serve(ctx context.Context) (any, error) {
 	return fn(ctx)
 }
 
+// serveLater serves one request in the background and delivers its answer
+// (or its error's text).
+func (r *router) serveLater(ctx context.Context) <-chan any {
+	out := make(chan any, 1)
+	go func() {
+		v, err := r.serve(ctx)
+		if err != nil {
+			v = err.Error()
+		}
+		out <- v
+	}()
+	return out
+}
+
 // transitionKernel returns a kernel with the router, a system key "config"
 // and two versions of agent plugin "app": each contributes a route whose
 // handler waits on gate (when it is not nil) and then answers its version
@@ -156,14 +170,7 @@ func TestTransitionDrainsTheOldVersion(t *testing.T) {
 	if err := kerneltest.Agent(ctx, k, appManifest, "v1"); err != nil {
 		t.Fatal(err)
 	}
-	first := make(chan any, 1)
-	go func() {
-		out, err := r.serve(ctx)
-		if err != nil {
-			out = err.Error()
-		}
-		first <- out
-	}()
+	first := r.serveLater(ctx)
 	<-entered
 	if err := propose(t, k, "2", "v2"); err != nil {
 		t.Fatal(err)
@@ -344,14 +351,7 @@ func TestDrainingCallsReadTheKeysTheirVersionSaw(t *testing.T) {
 	if err := kerneltest.Agent(ctx, k, app, "app"); err != nil {
 		t.Fatal(err)
 	}
-	first := make(chan any, 1)
-	go func() {
-		out, err := r.serve(ctx)
-		if err != nil {
-			out = err.Error()
-		}
-		first <- out
-	}()
+	first := r.serveLater(ctx)
 	<-entered
 	prov.Version = "2"
 	if err := kerneltest.Agent(ctx, k, prov, "prov-two"); err != nil {
@@ -363,5 +363,40 @@ func TestDrainingCallsReadTheKeysTheirVersionSaw(t *testing.T) {
 	close(gate)
 	if out := <-first; out != "one" {
 		t.Fatalf("the call running on the replaced activation read %v, want one", out)
+	}
+}
+
+// Closing the kernel closes the units of replaced versions at once, even
+// under a call still running there, and uninstalling a plugin forgets its
+// transition. Seen failing with Close not calling closeDrains (the
+// replaced unit waited for its call), and with Uninstall keeping the
+// transition.
+func TestCloseEndsDrainsAndUninstallForgetsTransitions(t *testing.T) {
+	ctx := context.Background()
+	entered, gate := make(chan struct{}), make(chan struct{})
+	k, exec, r := transitionKernel(t, entered, gate)
+	defer close(gate)
+	if err := kerneltest.Agent(ctx, k, appManifest, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	r.serveLater(ctx) // a call on v1 that runs until the test ends
+	<-entered
+	m := appManifest
+	m.Version = "2"
+	if err := kerneltest.Agent(ctx, k, m, "v2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Uninstall(ctx, "app", false); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := k.Transition("app"); ok {
+		t.Fatalf("an uninstalled plugin still has a transition: %+v", v)
+	}
+	k.Close()
+	for deadline := time.Now().Add(10 * time.Second); exec.Closed() < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if got := exec.Closed(); got != 2 {
+		t.Fatalf("closed units = %d after Close, want 2 (v2's at the uninstall, v1's under its running call)", got)
 	}
 }
