@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sms-baseline/sms/baseline/budget"
 	"github.com/sms-baseline/sms/contracts"
 	gojaexec "github.com/sms-baseline/sms/drivers/executor/goja"
 	"github.com/sms-baseline/sms/drivers/store/sqlite"
@@ -103,6 +104,10 @@ type Options struct {
 	SafeMode bool
 	// QuarantineAfter is kernel.Options.QuarantineAfter.
 	QuarantineAfter int
+	// Budget is the tenant's budget: its period, prices and limits per
+	// tenant, per user and per agent plugin. The zero Budget counts
+	// everything and limits nothing; agent work is counted either way.
+	Budget budget.Config
 }
 
 // Baseline is a running kernel server.
@@ -110,13 +115,15 @@ type Baseline struct {
 	Kernel *kernel.Kernel
 	Store  contracts.Store
 
+	meter *budget.Meter
+
 	closeOnce sync.Once
 	closeErr  error
 	onClose   func() error
 }
 
 // systemPlugins returns the system plugins in install order.
-func systemPlugins(opts Options, actAs func(context.Context, string) context.Context) []kernel.Plugin {
+func systemPlugins(opts Options, actAs func(context.Context, string) context.Context, meter *budget.Meter) []kernel.Plugin {
 	db := opts.Store.Database()
 	plugins := []kernel.Plugin{
 		{
@@ -130,6 +137,7 @@ func systemPlugins(opts Options, actAs func(context.Context, string) context.Con
 			},
 		},
 		objectsPlugin(opts.Objects),
+		budget.Plugin(budget.Options{Meter: meter}),
 		smshttp.Plugin(smshttp.Options{Credentials: credentials(opts)}),
 		collections.New(collections.Options{RequireGuard: opts.Auth != nil}),
 		scheduler.New(scheduler.Options{ActAs: actAs}),
@@ -201,6 +209,9 @@ func New(ctx context.Context, opts Options) (*Baseline, error) {
 	if err := CheckCapabilities(opts.AgentCapabilities); err != nil {
 		return nil, fmt.Errorf("baseline: AgentCapabilities: %w", err)
 	}
+	if err := opts.Budget.Validate(); err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
 	opened := opts.Store == nil
 	if opened {
 		st, err := sqlite.OpenStore(ctx, sqlite.Memory)
@@ -212,9 +223,10 @@ func New(ctx context.Context, opts Options) (*Baseline, error) {
 	if opts.Executor == nil {
 		opts.Executor = gojaexec.New(gojaexec.Options{Logger: opts.Logger})
 	}
-	b := &Baseline{Store: opts.Store, onClose: opts.OnClose}
+	b := &Baseline{Store: opts.Store, onClose: opts.OnClose, meter: budget.NewMeter(opts.Budget, nil)}
 	b.Kernel = kernel.New(kernel.Options{Name: opts.Name, Log: opts.Store.Log(), Blobs: opts.Store.Blobs(),
-		Executor: opts.Executor, Logger: opts.Logger, Fault: opts.Fault, SafeMode: opts.SafeMode, QuarantineAfter: opts.QuarantineAfter})
+		Executor: opts.Executor, Logger: opts.Logger, Fault: opts.Fault, SafeMode: opts.SafeMode, QuarantineAfter: opts.QuarantineAfter,
+		Meter: b.meter})
 	if err := b.boot(ctx, opts); err != nil {
 		return nil, errors.Join(err, b.Close())
 	}
@@ -226,7 +238,7 @@ func (b *Baseline) boot(ctx context.Context, opts Options) error {
 	if opts.Auth != nil {
 		actAs = b.actAs
 	}
-	system := systemPlugins(opts, actAs)
+	system := systemPlugins(opts, actAs, b.meter)
 	for _, p := range append(system, opts.Plugins...) {
 		if err := b.Kernel.Install(p); err != nil {
 			return fmt.Errorf("baseline: install %s: %w", p.Manifest.ID, err)
@@ -295,8 +307,9 @@ func (b *Baseline) Close() error {
 		if b.Kernel != nil {
 			b.Kernel.Close() // no more restarts of stopped plugins
 		}
+		b.closeErr = b.meter.Close() // its last counts, before the database closes
 		if b.Store != nil {
-			b.closeErr = b.Store.Close()
+			b.closeErr = errors.Join(b.closeErr, b.Store.Close())
 		}
 		if b.onClose != nil {
 			b.closeErr = errors.Join(b.closeErr, b.onClose())

@@ -79,6 +79,26 @@ const (
 type ModelResponse struct {
 	Content    []Block `json:"content"`
 	StopReason string  `json:"stop_reason"`
+	// Usage is the tokens the provider billed for the call, where the
+	// driver's provider reports them; nil when it does not (a host that
+	// accounts tokens then estimates them, see TokenEstimate).
+	Usage *TokenUsage `json:"usage,omitempty"`
+}
+
+// TokenUsage is what one model call consumed, as its provider reports it.
+type TokenUsage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+}
+
+// TokenEstimate is the usage a host charges for a call whose driver
+// reports none: a token for every four bytes of the request's JSON and of
+// the response's content, rounded up, so a driver without usage never
+// makes its calls free.
+func TokenEstimate(req ModelRequest, resp ModelResponse) TokenUsage {
+	in, _ := json.Marshal(req)
+	out, _ := json.Marshal(resp.Content)
+	return TokenUsage{InputTokens: int64(len(in)+3) / 4, OutputTokens: int64(len(out)+3) / 4}
 }
 
 // ModelService is what a model driver provides. Complete is stateless:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // activateAgent loads the fiber's code through the executor and runs its
@@ -64,6 +65,10 @@ func (b *hostBridge) Invoke(ctx context.Context, key, method string, args json.R
 	if err := b.k.checkMethod(b.f, key, method); err != nil {
 		return nil, err
 	}
+	if err := b.k.admit(ctx, "invoke", b.f); err != nil {
+		return nil, err
+	}
+	ctx = withPlugin(ctx, b.f.id)
 	list, err := b.args(args)
 	if err != nil {
 		return nil, err
@@ -178,7 +183,12 @@ func (b *hostBridge) proxy(id string) Func {
 		if err != nil {
 			return nil, err
 		}
+		if err := b.k.admit(ctx, "call", b.f); err != nil {
+			return nil, err
+		}
+		start := time.Now()
 		out, err := unit.Call(ctx, id, raw)
+		b.k.spent(ctx, b.f, start)
 		if err != nil {
 			b.k.stoppedCall(b.f, b.gen, err, ctx.Err() != nil)
 			return nil, err

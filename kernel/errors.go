@@ -48,6 +48,11 @@ const (
 	// (safe mode mounts no agent plugin); the same call may pass once the
 	// kernel restarts in its normal mode.
 	CodeUnavailable Code = "UNAVAILABLE"
+	// CodeBudget: the plugin, the user who asked for it or the tenant
+	// used up a budget (Options.Meter); the message names which and the
+	// limit. Only that plugin's calls are refused, until the budget's
+	// period turns or its limit is raised.
+	CodeBudget Code = "BUDGET"
 	// CodeInternal: the event log or blob store failed.
 	CodeInternal Code = "INTERNAL"
 )

@@ -45,6 +45,9 @@ type Options struct {
 	// DrainTimeout how long its calls may then run before its unit is
 	// closed under them; defaults DefaultDrainGrace and DefaultDrainTimeout.
 	DrainGrace, DrainTimeout time.Duration
+	// Meter, when set, admits and accounts every call into agent code
+	// and every service call agent code makes (budgets); nil admits all.
+	Meter Meter
 }
 
 // Kernel is a plugin kernel. Its methods are safe for concurrent use: reads
@@ -64,6 +67,7 @@ type Kernel struct {
 	safeMode    bool
 
 	drainGrace, drainTimeout time.Duration
+	meter                    Meter
 
 	appended appendSignal // wakes readers waiting for the next event
 
@@ -94,7 +98,7 @@ func New(opts Options) *Kernel {
 		name: opts.Name, log: opts.Log, blobs: opts.Blobs, exec: opts.Executor,
 		logger: opts.Logger, now: opts.Now, rand: opts.Rand, faultFn: opts.Fault,
 		quarantineN: opts.QuarantineAfter, safeMode: opts.SafeMode,
-		drainGrace: opts.DrainGrace, drainTimeout: opts.DrainTimeout, trans: map[string]*transition{}, draining: map[string][]*activation{},
+		drainGrace: opts.DrainGrace, drainTimeout: opts.DrainTimeout, meter: opts.Meter, trans: map[string]*transition{}, draining: map[string][]*activation{},
 		keys: map[string]*keyEntry{}, points: map[string]*pointEntry{}, fibers: map[string]*fiber{},
 		consumers: map[string][]*fiber{}, systemIDs: map[string]bool{}, holds: map[string]bool{},
 		issued: map[string]MountAuthorization{}, used: map[string]bool{}, closed: make(chan struct{}),

@@ -3,7 +3,10 @@
 //
 // The host owns the loop and every effect. It claims a run with
 // [Ledger.ClaimRun], asks [Ledger.NextStep] what to do, does that work in its
-// own code, and reports what came back with [Ledger.RecordStep]. The ledger
+// own code, and reports what came back with [Ledger.RecordStep]. Work that
+// ends before its plan does (an agent turn answered in fewer steps than its
+// plan allows) ends with [Ledger.Finish]; work the host stops under a limit
+// of its own ends with [Ledger.Halt], with a reason and a detail. The ledger
 // has no means of acting on the world, between those calls or at any other
 // time: the package imports nothing outside the standard library, no
 // networking, process or unsafe package, its exported API accepts no

@@ -150,3 +150,58 @@ func (l *Ledger) Steps(ctx context.Context, runID string) ([]StepRecord, error) 
 	}
 	return steps, nil
 }
+
+// Finish ends a running run as succeeded at its cursor: the host's work
+// ended before the plan's last step, as an agent turn does when the model
+// answers before using every step its plan allows. The plan and the steps
+// recorded stay as they are, and the unused steps are never handed out. A
+// run that already ended is left as it is and yields ErrRunFinished. It
+// returns the updated run.
+func (l *Ledger) Finish(ctx context.Context, runID string) (Run, error) {
+	run, err := l.end(ctx, runID, func(r Run) Run { r.Status = StatusSucceeded; return r })
+	if err != nil {
+		return Run{}, fmt.Errorf("finish run %q: %w", runID, err)
+	}
+	return run, nil
+}
+
+// Halt ends a running run with reason and detail, both required: the host
+// stopped the work under a limit the ledger does not hold itself, such as
+// ReasonLimitReached. A run that already ended is left as it is and yields
+// ErrRunFinished. It returns the updated run.
+func (l *Ledger) Halt(ctx context.Context, runID string, reason Reason, detail string) (Run, error) {
+	if err := checkText("reason", string(reason)); err != nil {
+		return Run{}, fmt.Errorf("halt run %q: %w: %w", runID, ErrInvalidEnding, err)
+	}
+	if err := checkText("detail", detail); err != nil {
+		return Run{}, fmt.Errorf("halt run %q: %w: %w", runID, ErrInvalidEnding, err)
+	}
+	run, err := l.end(ctx, runID, func(r Run) Run { return halt(r, reason, detail) })
+	if err != nil {
+		return Run{}, fmt.Errorf("halt run %q: %w", runID, err)
+	}
+	return run, nil
+}
+
+// end writes ending(run) over a running run, rereading it when another
+// caller changed it first.
+func (l *Ledger) end(ctx context.Context, runID string, ending func(Run) Run) (Run, error) {
+	for attempt := 1; ; attempt++ {
+		run, err := l.store.LoadRun(ctx, runID)
+		if err != nil {
+			return Run{}, err
+		}
+		if run.Status != StatusRunning {
+			return Run{}, fmt.Errorf("%w: it %s", ErrRunFinished, run.Status)
+		}
+		done := ending(run)
+		err = l.store.UpdateRun(ctx, Update{Run: done})
+		if err == nil {
+			done.Version++
+			return done, nil
+		}
+		if !errors.Is(err, ErrConflict) || attempt == maxHaltAttempts {
+			return Run{}, err
+		}
+	}
+}

@@ -34,6 +34,10 @@ const (
 	// ReasonStepFailed: the host recorded a failed step. The detail carries
 	// its failure reason.
 	ReasonStepFailed Reason = "step_failed"
+	// ReasonLimitReached: the host halted the run (Ledger.Halt) under a
+	// limit the ledger does not hold, such as model tokens; the detail
+	// names it.
+	ReasonLimitReached Reason = "limit_reached"
 )
 
 // Run is the persisted state of one claimed run.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sms-baseline/sms/baseline"
+	"github.com/sms-baseline/sms/baseline/budget"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/drivers/model/scripted"
 	"github.com/sms-baseline/sms/judge"
@@ -63,6 +64,8 @@ type Options struct {
 	ServiceOptions baseline.ServiceOptions
 	// Admin configures the admin API (baseline.Options.Admin).
 	Admin adminapi.Options
+	// Budget is the tenant's budget (baseline.Options.Budget).
+	Budget budget.Config
 	// Store, when set, is the kernel's store (closed with the kernel); the
 	// default is a private in-memory SQLite database.
 	Store contracts.Store
@@ -85,7 +88,7 @@ func New(t testing.TB, opts Options) *Env {
 		Name: "test", Plugins: opts.Plugins, AdminToken: opts.AdminToken, Credentials: opts.Credentials, Model: model,
 		Policy: judge.Policy{AutoApprove: !opts.Approvals}, Auth: opts.Auth, Store: opts.Store, Logger: opts.Logger,
 		Executor: opts.Executor, Agent: opts.Agent, Services: opts.Services, ServiceOptions: opts.ServiceOptions, Objects: opts.Objects, ORM: opts.ORM,
-		Admin: opts.Admin,
+		Admin: opts.Admin, Budget: opts.Budget,
 	})
 	if err != nil {
 		t.Fatalf("baselinetest: boot: %v", err)

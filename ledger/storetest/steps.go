@@ -203,3 +203,52 @@ func testOpaqueTenant(t *testing.T, open Opener) {
 		}
 	}
 }
+
+// A host that ends its work early finishes the run: it succeeds at its
+// cursor with its spend, NextStep hands out nothing more, and neither a
+// second Finish nor an outcome changes it. Seen failing when Finish left
+// the run running.
+func testFinish(t *testing.T, open Opener) {
+	store, _ := open(t)
+	l := ledger.New(store)
+	ctx := context.Background()
+	run := mustClaim(t, l, NewClaim("run-1", "org_abc"))
+	mustNext(t, l, run.RunID, ledger.Declaration{})
+	mustRecord(t, l, run.RunID, ledger.Outcome{OK: true, SpentMinor: 40, Currency: Currency})
+	done, err := l.Finish(ctx, run.RunID)
+	if err != nil || done.Status != ledger.StatusSucceeded || done.Cursor != 1 || done.SpentMinor != 40 {
+		t.Fatalf("Finish: got %+v, %v; want succeeded at cursor 1 with 40 spent", done, err)
+	}
+	if next := mustNext(t, l, run.RunID, ledger.Declaration{}); !next.Done || next.Status != ledger.StatusSucceeded {
+		t.Errorf("NextStep after Finish: got %+v, want done and succeeded", next)
+	}
+	_, err = l.Finish(ctx, run.RunID)
+	wantErr(t, "second Finish", err, ledger.ErrRunFinished)
+	_, err = l.RecordStep(ctx, run.RunID, 1, ledger.Outcome{OK: true})
+	wantErr(t, "RecordStep after Finish", err, ledger.ErrRunFinished)
+	if got := mustLoad(t, store, run.RunID); got.Version != done.Version || got.Cursor != 1 {
+		t.Errorf("stored run: got %+v, want version %d at cursor 1", got, done.Version)
+	}
+}
+
+// The host halts a run under a limit of its own: the run ends halted with
+// the reason and detail, hands out nothing more, and a halt without a
+// detail changes nothing. Seen failing with Halt writing a succeeded run.
+func testHostHalt(t *testing.T, open Opener) {
+	store, _ := open(t)
+	l := ledger.New(store)
+	ctx := context.Background()
+	run := mustClaim(t, l, NewClaim("run-1", "org_abc"))
+	_, err := l.Halt(ctx, run.RunID, ledger.ReasonLimitReached, " ")
+	wantErr(t, "Halt without a detail", err, ledger.ErrInvalidEnding)
+	done, err := l.Halt(ctx, run.RunID, ledger.ReasonLimitReached, "user ann used 1000 of 1000 tokens")
+	if err != nil || done.Status != ledger.StatusHalted || done.Reason != ledger.ReasonLimitReached {
+		t.Fatalf("Halt: got %+v, %v; want halted with limit_reached", done, err)
+	}
+	next := mustNext(t, l, run.RunID, ledger.Declaration{})
+	if !next.Done || next.Status != ledger.StatusHalted || next.Detail != "user ann used 1000 of 1000 tokens" {
+		t.Errorf("NextStep after Halt: got %+v, want done, halted, with the detail", next)
+	}
+	_, err = l.Halt(ctx, run.RunID, ledger.ReasonLimitReached, "again")
+	wantErr(t, "second Halt", err, ledger.ErrRunFinished)
+}

@@ -42,6 +42,8 @@ func TestStore(t *testing.T, open Opener) {
 		{"failed step halts with reason and detail", testFailureHalts},
 		{"store refuses endings without reasons", testStoreRefusesEndings},
 		{"full run succeeds", testSucceeds},
+		{"a run finished early hands out nothing more", testFinish},
+		{"the host halts a run under its own limit", testHostHalt},
 		{"tenant key is opaque", testOpaqueTenant},
 		{"outcomes are checked against the run", testRecordChecks},
 		{"concurrent writes conflict", testConflict},

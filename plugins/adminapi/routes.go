@@ -19,6 +19,7 @@ func (a *admin) routes() []smshttp.Route {
 	}
 	read, chat, approve, adm := smshttp.ScopeRead, smshttp.ScopeChat, smshttp.ScopeApprove, smshttp.ScopeAdmin
 	return append(a.transitionRoutes(route), []smshttp.Route{
+		route("GET", adminv1.RouteBudget, read, a.budget),
 		route("GET", adminv1.RouteState, read, a.state),
 		route("GET", adminv1.RouteCatalog, read, func(context.Context, *smshttp.Request) (*smshttp.Response, error) {
 			return answer(wireCatalog(a.k.Catalog())), nil

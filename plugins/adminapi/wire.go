@@ -1,6 +1,7 @@
 package adminapi
 
 import (
+	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
@@ -179,11 +180,19 @@ func wireReply(r agentloop.Reply) adminv1.ChatReply {
 	for _, s := range r.Steps {
 		out.Steps = append(out.Steps, wireStep(s))
 	}
+	out.Halt = wireHalt(r.Halt)
 	return out
 }
 
+func wireHalt(h *contracts.BudgetHalt) *adminv1.BudgetHalt {
+	if h == nil {
+		return nil
+	}
+	return &adminv1.BudgetHalt{Reason: h.Reason, Detail: h.Detail}
+}
+
 func wireChatEvent(e agentloop.Event) adminv1.ChatEvent {
-	out := adminv1.ChatEvent{Type: e.Type, Text: e.Text, Error: e.Error}
+	out := adminv1.ChatEvent{Type: e.Type, Text: e.Text, Error: e.Error, Halt: wireHalt(e.Halt)}
 	if e.Step != nil {
 		s := wireStep(*e.Step)
 		out.Step = &s

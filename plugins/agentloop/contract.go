@@ -45,8 +45,10 @@ const (
 	EventToolCall      = "tool_call"
 	EventToolResult    = "tool_result"
 	EventVerdict       = "verdict"
-	EventDone          = "done"
-	EventError         = "error"
+	// EventHalted says the budget stopped the turn; Text and Halt say why.
+	EventHalted = "halted"
+	EventDone   = "done"
+	EventError  = "error"
 )
 
 // Service is the value of Key. Its methods are safe for concurrent use;
@@ -64,6 +66,9 @@ type Service interface {
 type Reply struct {
 	Reply string `json:"reply"`
 	Steps []Step `json:"steps"`
+	// Halt is set when the tenant's budget stopped the turn before the
+	// model finished: what it says is for the user.
+	Halt *contracts.BudgetHalt `json:"halt,omitempty"`
 }
 
 // Step is one tool call of a turn.
@@ -77,12 +82,13 @@ type Step struct {
 
 // Event is one event of a streamed turn.
 type Event struct {
-	Type    string         `json:"type"`
-	Text    string         `json:"text,omitempty"`
-	Step    *Step          `json:"step,omitempty"`
-	Verdict *judge.Verdict `json:"verdict,omitempty"`
-	Reply   *Reply         `json:"reply,omitempty"`
-	Error   string         `json:"error,omitempty"`
+	Type    string                `json:"type"`
+	Text    string                `json:"text,omitempty"`
+	Step    *Step                 `json:"step,omitempty"`
+	Verdict *judge.Verdict        `json:"verdict,omitempty"`
+	Reply   *Reply                `json:"reply,omitempty"`
+	Halt    *contracts.BudgetHalt `json:"halt,omitempty"`
+	Error   string                `json:"error,omitempty"`
 }
 
 // ToolFunc runs a tool with its checked input; the result is sent to the

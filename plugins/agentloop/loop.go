@@ -68,25 +68,22 @@ func (s *service) turn(ctx context.Context, id, text string, emit func(Event) bo
 	if err := s.load(ctx, id, sess); err != nil {
 		return Reply{}, err
 	}
-	msgs := withUserText(sess.history, text)
-	reply := Reply{Steps: []Step{}}
+	budget, err := s.begin(ctx, callerOf(ctx).requester())
+	if err != nil {
+		return Reply{}, err
+	}
 	ctx = contracts.WithConversation(ctx, id) // a CLI driver keeps one session per conversation
-	for range s.opts.MaxSteps {
-		resp, err := s.call(ctx, msgs, emit)
-		if err != nil {
-			return Reply{}, err
+	msgs, reply, err := s.steps(ctx, withUserText(sess.history, text), budget, emit)
+	if err != nil {
+		return Reply{}, err
+	}
+	if h := budget.halted; h != nil {
+		reply.Halt = h
+		if !emit(Event{Type: EventHalted, Text: "stopped for the budget: " + h.Detail, Halt: h}) {
+			return Reply{}, errStopped
 		}
-		msgs = append(msgs, contracts.Message{Role: contracts.RoleAssistant, Content: resp.Content})
-		reply.Reply = textOf(resp.Content)
-		if resp.StopReason != contracts.StopToolUse {
-			break
-		}
-		results, steps, err := s.runTools(ctx, resp.Content, emit)
-		if err != nil {
-			return Reply{}, err
-		}
-		reply.Steps = append(reply.Steps, steps...)
-		msgs = append(msgs, contracts.Message{Role: contracts.RoleUser, Content: results})
+	} else if err := budget.finish(ctx); err != nil {
+		return Reply{}, err
 	}
 	if s.opts.Sessions != nil {
 		if err := s.opts.Sessions.Save(ctx, id, msgs); err != nil {
@@ -95,6 +92,41 @@ func (s *service) turn(ctx context.Context, id, text string, emit func(Event) bo
 	}
 	sess.history = msgs
 	return reply, s.record(ctx, id, text, reply)
+}
+
+// steps runs the loop from msgs: call the model, run the tools it asks
+// for, and repeat until it stops asking, MaxSteps calls were made or the
+// budget halts the turn. Each model call and each tool call is a step of
+// the turn's run. A halt before a model call ends the turn with the
+// history as it is; one before a tool call answers that call and the
+// rest of its round as not run, so the history stays well formed.
+func (s *service) steps(ctx context.Context, msgs []contracts.Message, budget *budgetRun, emit func(Event) bool) ([]contracts.Message, Reply, error) {
+	reply := Reply{Steps: []Step{}}
+	for range s.opts.MaxSteps {
+		ok, err := budget.next(ctx)
+		if err != nil || !ok {
+			return msgs, reply, err
+		}
+		resp, err := s.call(ctx, msgs, budget, emit)
+		if err != nil {
+			return nil, Reply{}, err
+		}
+		msgs = append(msgs, contracts.Message{Role: contracts.RoleAssistant, Content: resp.Content})
+		reply.Reply = textOf(resp.Content)
+		if resp.StopReason != contracts.StopToolUse {
+			break
+		}
+		results, steps, err := s.runTools(ctx, resp.Content, budget, emit)
+		if err != nil {
+			return nil, Reply{}, err
+		}
+		reply.Steps = append(reply.Steps, steps...)
+		msgs = append(msgs, contracts.Message{Role: contracts.RoleUser, Content: results})
+		if budget.halted != nil {
+			break
+		}
+	}
+	return msgs, reply, nil
 }
 
 // load fills a session's history from the store the first time it is used;
@@ -134,11 +166,25 @@ func textOf(blocks []contracts.Block) string {
 }
 
 // call makes one model call with the current tools, emitting text deltas.
-func (s *service) call(ctx context.Context, msgs []contracts.Message, emit func(Event) bool) (contracts.ModelResponse, error) {
+// The call is the step budget handed out: it is recorded with its
+// tokens, or as failed.
+func (s *service) call(ctx context.Context, msgs []contracts.Message, budget *budgetRun, emit func(Event) bool) (contracts.ModelResponse, error) {
 	req := contracts.ModelRequest{System: s.system(), Messages: msgs}
 	for _, t := range s.toolset() {
 		req.Tools = append(req.Tools, contracts.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 	}
+	resp, err := s.stream(ctx, req, emit)
+	if err != nil {
+		return resp, errors.Join(err, budget.record(ctx, contracts.StepUse{Kind: "model", Failed: err.Error()}))
+	}
+	if err := budget.record(ctx, contracts.StepUse{Kind: "model", Name: resp.StopReason, Tokens: usageOf(req, resp)}); err != nil {
+		return contracts.ModelResponse{}, err
+	}
+	return resp, nil
+}
+
+// stream makes the model call, emitting text deltas.
+func (s *service) stream(ctx context.Context, req contracts.ModelRequest, emit func(Event) bool) (contracts.ModelResponse, error) {
 	for ev, err := range contracts.Stream(ctx, s.model, req) {
 		if err != nil {
 			return contracts.ModelResponse{}, fmt.Errorf("agentloop: model: %w", err)
@@ -163,7 +209,9 @@ func (s *service) call(ctx context.Context, msgs []contracts.Message, emit func(
 
 // runTools runs the tool_use blocks of a response in order and returns
 // their tool_result blocks and steps.
-func (s *service) runTools(ctx context.Context, content []contracts.Block, emit func(Event) bool) ([]contracts.Block, []Step, error) {
+// Each call is a step of budget's run; once the budget halts, the calls
+// left are answered as not run.
+func (s *service) runTools(ctx context.Context, content []contracts.Block, budget *budgetRun, emit func(Event) bool) ([]contracts.Block, []Step, error) {
 	tools := map[string]Tool{}
 	for _, t := range s.toolset() {
 		tools[t.Name] = t
@@ -175,10 +223,21 @@ func (s *service) runTools(ctx context.Context, content []contracts.Block, emit 
 			continue
 		}
 		st := Step{ID: b.ID, Tool: b.Name, Input: b.Input}
+		ok, err := budget.next(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			results = append(results, contracts.Block{Type: contracts.BlockToolResult, ToolUseID: b.ID, Content: notRun(budget.halted), IsError: true})
+			continue
+		}
 		if !emit(Event{Type: EventToolCall, Step: &st}) {
 			return nil, nil, errStopped
 		}
 		out, err := runTool(ctx, tools, b)
+		if err := budget.record(ctx, contracts.StepUse{Kind: "tool", Name: b.Name}); err != nil {
+			return nil, nil, err
+		}
 		if v, ok := out.(judge.Verdict); ok && !emit(Event{Type: EventVerdict, Verdict: &v}) {
 			return nil, nil, errStopped
 		}
@@ -231,12 +290,14 @@ type turnRecord struct {
 	Text    string   `json:"text"`
 	Reply   string   `json:"reply"`
 	Tools   []string `json:"tools"`
+	// Halt is why the budget stopped the turn, when it did.
+	Halt *contracts.BudgetHalt `json:"halt,omitempty"`
 }
 
 // record appends the chat/turn audit event; a turn that cannot be audited
 // is reported as failed, though its history is kept.
 func (s *service) record(ctx context.Context, id, text string, r Reply) error {
-	rec := turnRecord{Session: id, Text: text, Reply: r.Reply, Tools: []string{}}
+	rec := turnRecord{Session: id, Text: text, Reply: r.Reply, Tools: []string{}, Halt: r.Halt}
 	for _, st := range r.Steps {
 		rec.Tools = append(rec.Tools, st.Tool)
 	}

@@ -21,9 +21,10 @@ func Plugin(opts Options) kernel.Plugin {
 	return kernel.Plugin{
 		// The http plugin is optional: the agent reads the caller (a
 		// principal the http plugin put in the turn's context) to act with
-		// its rights, and runs without it.
+		// its rights, and runs without it. So are the budgets: with them
+		// every turn is a run of the ledger (budget.go).
 		Manifest: kernel.Manifest{ID: PluginID, Version: "1", Inject: []string{contracts.ModelKey, judge.Key},
-			Optional: []string{smshttp.Key}, Provide: []string{Key}, Description: "The chat agent: a model in a tool-use loop"},
+			Optional: []string{smshttp.Key, contracts.BudgetKey}, Provide: []string{Key}, Description: "The chat agent: a model in a tool-use loop"},
 		Activate: func(_ context.Context, c *kernel.Context) error { return activate(c, opts) },
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/sms-baseline/sms/kernel"
 )
 
 // invokeMethods are the methods agent code may call with
@@ -45,7 +47,11 @@ func (s *service) Invoke(ctx context.Context, method string, args []any) (any, e
 			return nil, err
 		}
 	}
-	return fn(s, ctx, args)
+	out, err := fn(s, ctx, args)
+	if err == nil && s.spend != nil && (method == "create" || method == "update" || method == "delete") {
+		s.spend(ctx, kernel.Use{Rows: 1}) // one record, for the calling plugin's budget
+	}
+	return out, err
 }
 
 func invokeList(s *service, ctx context.Context, args []any) (any, error) {

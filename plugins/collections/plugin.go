@@ -52,6 +52,7 @@ func activate(_ context.Context, c *kernel.Context, opts Options) error {
 	}
 	s.requireGuard = opts.RequireGuard
 	api := c.Kernel()
+	s.spend = api.Spend
 	if err := define(api, s); err != nil {
 		return err
 	}

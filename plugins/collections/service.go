@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/kernel"
 )
 
 // migrateTimeout bounds a migration started from a kernel observer or
@@ -29,6 +30,9 @@ type service struct {
 	reg    registry
 	now    func() time.Time
 	logger *slog.Logger
+	// spend charges rows written for agent code to its plugin's budget
+	// (kernel.Spend); nil outside a kernel.
+	spend func(context.Context, kernel.Use)
 
 	// live is set while the activation that made this service is active.
 	// A point's validator outlives it (points are vocabulary); once dead it

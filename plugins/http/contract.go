@@ -190,8 +190,10 @@ func KindOf(err error) Kind {
 		return KindNotFound
 	case kernel.CodeConflict, kernel.CodeReservedID, kernel.CodeLifecycle:
 		return KindConflict
-	case kernel.CodeTrust, kernel.CodeForbidden, kernel.CodeAuthorization:
+	case kernel.CodeTrust, kernel.CodeForbidden, kernel.CodeAuthorization, kernel.CodeCapability:
 		return KindForbidden
+	case kernel.CodeBudget:
+		return KindTooMany
 	case kernel.CodeUnavailable:
 		return KindUnavailable
 	}

@@ -75,6 +75,7 @@ func activate(c *kernel.Context, opts Options) error {
 		return err
 	}
 	api := c.Kernel()
+	s.spend = api.Spend
 	s.files.store = func() (contracts.ObjectStore, bool) {
 		v, err := api.GetValue(contracts.ObjectsKey)
 		st, ok := v.(contracts.ObjectStore)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/kernel"
 )
 
 // migrateTimeout bounds a migration started from a kernel callback, which
@@ -32,7 +33,10 @@ type service struct {
 	userREST     bool // Options.UserREST
 	actAs        func(ctx context.Context, plugin string) context.Context
 	budget       *readBudget // shared by every read in flight
-	files        *files      // binary fields' files in the object store
+	// spend charges rows written for agent code to its plugin's budget
+	// (kernel.Spend); nil outside a kernel.
+	spend func(context.Context, kernel.Use)
+	files *files // binary fields' files in the object store
 
 	// live is set while the activation that made this service is active;
 	// once dead, point validators check shapes and touch no database.

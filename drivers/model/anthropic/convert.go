@@ -114,7 +114,18 @@ func fromMessage(msg *sdk.Message) (contracts.ModelResponse, error) {
 	default:
 		out.StopReason = contracts.StopEndTurn
 	}
+	out.Usage = usage(msg.Usage)
 	return out, nil
+}
+
+// usage is what the provider billed, cache reads and writes counted as
+// input; nil when the message carries none.
+func usage(u sdk.Usage) *contracts.TokenUsage {
+	in := u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+	if in == 0 && u.OutputTokens == 0 {
+		return nil
+	}
+	return &contracts.TokenUsage{InputTokens: in, OutputTokens: u.OutputTokens}
 }
 
 func toolUseBlock(cb sdk.ContentBlockUnion) contracts.Block {

@@ -27,6 +27,9 @@ type fake struct {
 	ids   int
 }
 
+// The tokens the fake bills for every message.
+const fakeInputTokens, fakeOutputTokens = 12, 7
+
 func newFake(t *testing.T, turns [][]contracts.Block) *httptest.Server {
 	f := &fake{t: t, turns: turns}
 	srv := httptest.NewServer(f)
@@ -155,6 +158,7 @@ type wireMessage struct {
 
 func (f *fake) message(turn []contracts.Block) wireMessage {
 	msg := wireMessage{ID: "msg_1", Type: "message", Role: "assistant", Model: fakeModel, StopReason: "end_turn"}
+	msg.Usage.InputTokens, msg.Usage.OutputTokens = fakeInputTokens, fakeOutputTokens
 	for _, b := range turn {
 		wb := wireBlock{Type: b.Type, Text: b.Text}
 		switch b.Type {
@@ -193,7 +197,7 @@ func writeSSE(w http.ResponseWriter, msg wireMessage) {
 		}
 		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 	}
-	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": msg.StopReason}, "usage": map[string]int{"output_tokens": 1}})
+	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": msg.StopReason}, "usage": map[string]int{"output_tokens": msg.Usage.OutputTokens}})
 	send("message_stop", map[string]any{"type": "message_stop"})
 }
 

@@ -106,6 +106,10 @@ type wireResponse struct {
 			Text string `json:"text"`
 		} `json:"summary"`
 	} `json:"output"`
+	Usage *struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
 }
 
 // fromRaw maps a response body. An error object or a failed status, even
@@ -122,6 +126,9 @@ func fromRaw(raw string) (contracts.ModelResponse, error) {
 		return contracts.ModelResponse{}, fmt.Errorf("openai model: unexpected response (object %q, status %q)", w.Object, w.Status)
 	}
 	out := contracts.ModelResponse{StopReason: contracts.StopEndTurn}
+	if w.Usage != nil {
+		out.Usage = &contracts.TokenUsage{InputTokens: w.Usage.InputTokens, OutputTokens: w.Usage.OutputTokens}
+	}
 	for _, item := range w.Output {
 		switch item.Type {
 		case "message":

@@ -38,16 +38,18 @@ const (
 	RoutePluginTransition = "/api/plugins/:id/transition"
 	RouteTransitionAbort  = "/api/plugins/:id/transition/abort"
 	RouteTransitions      = "/api/transitions"
-	RouteApprovals        = "/api/approvals"
-	RouteApprove          = "/api/approvals/:id/approve"
-	RouteReject           = "/api/approvals/:id/reject"
-	RouteChat             = "/api/chat"
-	RouteChatStream       = "/api/chat/stream"
-	RouteEvents           = "/api/events"
-	RouteEventStream      = "/api/events/stream"
-	RouteHealthz          = "/healthz"
-	RouteReadyz           = "/readyz"
-	RouteMetrics          = "/metrics"
+	// RouteBudget is the tenant's budget and its use this period.
+	RouteBudget      = "/api/budget"
+	RouteApprovals   = "/api/approvals"
+	RouteApprove     = "/api/approvals/:id/approve"
+	RouteReject      = "/api/approvals/:id/reject"
+	RouteChat        = "/api/chat"
+	RouteChatStream  = "/api/chat/stream"
+	RouteEvents      = "/api/events"
+	RouteEventStream = "/api/events/stream"
+	RouteHealthz     = "/healthz"
+	RouteReadyz      = "/readyz"
+	RouteMetrics     = "/metrics"
 )
 
 // Status is the outcome in a Verdict.
@@ -110,8 +112,10 @@ const (
 	ChatToolCall      = "tool_call"
 	ChatToolResult    = "tool_result"
 	ChatVerdict       = "verdict"
-	ChatDone          = "done"
-	ChatError         = "error"
+	// ChatHalted says the tenant's budget stopped the turn (Halt says why).
+	ChatHalted = "halted"
+	ChatDone   = "done"
+	ChatError  = "error"
 )
 
 // Event types of the judge in the event log.

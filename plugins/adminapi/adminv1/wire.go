@@ -258,17 +258,20 @@ type ChatStep struct {
 type ChatReply struct {
 	Reply string     `json:"reply"`
 	Steps []ChatStep `json:"steps"`
+	// Halt is set when the budget stopped the turn.
+	Halt *BudgetHalt `json:"halt,omitempty"`
 }
 
 // ChatEvent is one server-sent event of POST /api/chat/stream; Type is one
 // of the ChatEvent constants.
 type ChatEvent struct {
-	Type    string     `json:"type"`
-	Text    string     `json:"text,omitempty"`
-	Step    *ChatStep  `json:"step,omitempty"`
-	Verdict *Verdict   `json:"verdict,omitempty"`
-	Reply   *ChatReply `json:"reply,omitempty"`
-	Error   string     `json:"error,omitempty"`
+	Type    string      `json:"type"`
+	Text    string      `json:"text,omitempty"`
+	Step    *ChatStep   `json:"step,omitempty"`
+	Verdict *Verdict    `json:"verdict,omitempty"`
+	Reply   *ChatReply  `json:"reply,omitempty"`
+	Halt    *BudgetHalt `json:"halt,omitempty"`
+	Error   string      `json:"error,omitempty"`
 }
 
 // Route is one route the kernel serves, in State.Routes.

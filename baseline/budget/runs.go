@@ -1,0 +1,170 @@
+package budget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/sms-baseline/sms/contracts"
+	"github.com/sms-baseline/sms/kernel"
+	"github.com/sms-baseline/sms/ledger"
+)
+
+// unlimitedCeiling is a run's ceiling when neither its user nor the tenant
+// has a cost limit: more than any limit can be.
+const unlimitedCeiling = 2 * MaxLimit
+
+// MaxMemoryRuns is how many runs an in-memory run store keeps before the
+// budget starts a new one.
+const MaxMemoryRuns = 4096
+
+// budgets is the value of contracts.BudgetKey.
+type budgets struct {
+	m      *Meter
+	store  ledger.Store // nil: in memory, rotated
+	tenant string       // the ledger's tenant key: the kernel's name
+	k      *kernel.Kernel
+
+	mu     sync.Mutex
+	memory *ledger.MemoryStore
+	claims int
+}
+
+// ledger returns the ledger to claim the next run in.
+func (b *budgets) ledger() *ledger.Ledger {
+	if b.store != nil {
+		return ledger.New(b.store)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.memory == nil || b.claims >= MaxMemoryRuns {
+		b.memory, b.claims = ledger.NewMemoryStore(), 0
+	}
+	b.claims++
+	return ledger.New(b.memory)
+}
+
+var _ contracts.Budgets = (*budgets)(nil)
+
+// Check returns a *contracts.BudgetHalt when the user or the tenant
+// reached a limit.
+func (b *budgets) Check(ctx context.Context, user string) error {
+	return b.m.check(ctx, b.m.chain("", user), "")
+}
+
+// Report returns the limits and the period's use.
+func (b *budgets) Report(context.Context) (contracts.BudgetReport, error) { return b.m.report(), nil }
+
+// Begin claims the work's run under a ceiling of the money its user and
+// the tenant have left.
+func (b *budgets) Begin(ctx context.Context, w contracts.Work) (contracts.BudgetRun, error) {
+	if w.Steps < 1 || w.Steps > MaxSteps {
+		return nil, fmt.Errorf("budget: work %s plans %d steps; a run plans 1 to %d", w.ID, w.Steps, MaxSteps)
+	}
+	if err := b.Check(ctx, w.User); err != nil {
+		return nil, b.halted(ctx, w, err)
+	}
+	ceiling := b.ceiling(w.User)
+	if ceiling <= 0 {
+		return nil, b.halted(ctx, w, &contracts.BudgetHalt{Reason: string(ledger.ReasonCostCeilingReached),
+			Detail: fmt.Sprintf("no money is left in the %s budget of period %s", b.m.cfg.currency(), b.m.report().Period)})
+	}
+	steps := make([]ledger.Step, w.Steps)
+	for i := range steps {
+		steps[i] = ledger.Step{Name: fmt.Sprintf("step %d", i+1), EstimateMinor: b.m.cfg.StepEstimateMinor}
+	}
+	runID := w.Agent + "/" + w.ID
+	l := b.ledger()
+	res, err := l.ClaimRun(ctx, ledger.Claim{RunID: runID, Agent: w.Agent, TenantKey: b.tenant, Period: w.ID,
+		Plan: ledger.Plan{Steps: steps}, Ceiling: ledger.Money{AmountMinor: ceiling, Currency: b.m.cfg.currency()}})
+	if err != nil {
+		return nil, fmt.Errorf("budget: %w", err)
+	}
+	if !res.Acquired {
+		return nil, fmt.Errorf("budget: work %s of %s already has a run", w.ID, w.Agent)
+	}
+	return &run{b: b, l: l, w: w, id: runID}, nil
+}
+
+// ceiling is the least money the user and the tenant have left, or
+// unlimitedCeiling when neither has a cost limit.
+func (b *budgets) ceiling(user string) int64 {
+	r := b.m.report()
+	left := int64(unlimitedCeiling)
+	if l := r.Limits.Tenant.CostMinor; l > 0 {
+		left = min(left, l-r.Tenant.CostMinor)
+	}
+	if l := r.Limits.User.CostMinor; l > 0 && user != "" {
+		left = min(left, l-r.Users[user].CostMinor)
+	}
+	return left
+}
+
+// halted records EventHalted for err when it is a budget halt, and
+// returns err.
+func (b *budgets) halted(ctx context.Context, w contracts.Work, err error) error {
+	var h *contracts.BudgetHalt
+	if errors.As(err, &h) {
+		_ = b.k.Record(context.WithoutCancel(ctx), EventHalted, PluginID, map[string]string{
+			"agent": w.Agent, "work": w.ID, "user": w.User, "reason": h.Reason, "detail": h.Detail})
+	}
+	return err
+}
+
+// run is a claimed run of the ledger.
+type run struct {
+	b     *budgets
+	l     *ledger.Ledger
+	w     contracts.Work
+	id    string
+	index int // the step Next handed out
+}
+
+// Next hands out the next step, unless a limit the ledger does not hold
+// (tokens, wall time, rows) or the ledger's ceiling stops the work.
+func (r *run) Next(ctx context.Context) error {
+	if err := r.b.Check(ctx, r.w.User); err != nil {
+		var h *contracts.BudgetHalt
+		if errors.As(err, &h) {
+			if _, herr := r.l.Halt(ctx, r.id, ledger.ReasonLimitReached, h.Detail); herr != nil {
+				return fmt.Errorf("budget: %w", herr)
+			}
+		}
+		return r.b.halted(ctx, r.w, err)
+	}
+	next, err := r.l.NextStep(ctx, r.id, ledger.Declaration{})
+	if err != nil {
+		return fmt.Errorf("budget: %w", err)
+	}
+	if next.Done {
+		h := &contracts.BudgetHalt{Reason: string(next.Reason), Detail: next.Detail}
+		if next.Status == ledger.StatusSucceeded {
+			h = &contracts.BudgetHalt{Reason: "steps_used", Detail: fmt.Sprintf("the work used all %d steps its run allows", r.w.Steps)}
+		}
+		return r.b.halted(ctx, r.w, h)
+	}
+	r.index = next.Index
+	return nil
+}
+
+// Record records the step Next handed out with its cost, and counts its
+// tokens and cost against the user and the tenant.
+func (r *run) Record(ctx context.Context, s contracts.StepUse) error {
+	cost := r.b.m.cfg.cost(s.Tokens)
+	o := ledger.Outcome{OK: s.Failed == "", FailureReason: s.Failed, SpentMinor: cost, Currency: r.b.m.cfg.currency()}
+	tokens := clampTokens(s.Tokens.InputTokens) + clampTokens(s.Tokens.OutputTokens)
+	r.b.m.charge(r.w.User, contracts.Usage{Tokens: tokens, CostMinor: cost})
+	if _, err := r.l.RecordStep(ctx, r.id, r.index, o); err != nil {
+		return fmt.Errorf("budget: %w", err)
+	}
+	return nil
+}
+
+// Finish ends the run when the work ended before its last step.
+func (r *run) Finish(ctx context.Context) error {
+	if _, err := r.l.Finish(ctx, r.id); err != nil && !errors.Is(err, ledger.ErrRunFinished) {
+		return fmt.Errorf("budget: %w", err)
+	}
+	return nil
+}
