@@ -65,10 +65,11 @@ func (b *hostBridge) Invoke(ctx context.Context, key, method string, args json.R
 	if err := b.k.checkMethod(b.f, key, method); err != nil {
 		return nil, err
 	}
-	if err := b.k.admit(ctx, "invoke", b.f); err != nil {
+	payer := b.k.payer(b.f)
+	if err := b.k.admit(ctx, "invoke", payer); err != nil {
 		return nil, err
 	}
-	ctx = withPlugin(ctx, b.f.id)
+	ctx = withPayer(ctx, payer)
 	list, err := b.args(args)
 	if err != nil {
 		return nil, err
@@ -165,6 +166,7 @@ func (b *hostBridge) proxy(id string) Func {
 	return func(ctx context.Context, args ...any) (any, error) {
 		b.k.reg.RLock()
 		alive := b.f.gen == b.gen && (b.f.state == StateLoading || b.f.state == StateActive)
+		payer := Payer{Plugin: b.f.id, RequestedBy: b.f.requestedBy}
 		b.k.reg.RUnlock()
 		if !alive && !b.act.serving() || !b.act.enter() {
 			return nil, b.k.errf(CodeLifecycle, "call", b.f.id, fmt.Sprintf("function %s belongs to a disposed plugin", id))
@@ -183,12 +185,12 @@ func (b *hostBridge) proxy(id string) Func {
 		if err != nil {
 			return nil, err
 		}
-		if err := b.k.admit(ctx, "call", b.f); err != nil {
+		if err := b.k.admit(ctx, "call", payer); err != nil {
 			return nil, err
 		}
 		start := time.Now()
 		out, err := unit.Call(ctx, id, raw)
-		b.k.spent(ctx, b.f, start)
+		b.k.spent(ctx, payer, start)
 		if err != nil {
 			b.k.stoppedCall(b.f, b.gen, err, ctx.Err() != nil)
 			return nil, err

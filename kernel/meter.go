@@ -11,14 +11,21 @@ import (
 // each call used. It must be safe for concurrent use and must not call back
 // into the kernel's operations.
 type Meter interface {
-	// Admit is asked before a call into plugin's code, and before each
-	// service call (invoke) its code makes. An error refuses the call with
+	// Admit is asked before a call into p's code, and before each service
+	// call (invoke) its code makes. An error refuses the call with
 	// CodeBudget and its message; nothing else is refused.
-	Admit(ctx context.Context, plugin string) error
-	// Spent reports what plugin's code used: the wall time of a call into
-	// it (including the service calls it made), or rows a service wrote on
+	Admit(ctx context.Context, p Payer) error
+	// Spent reports what p's code used: the wall time of a call into it
+	// (including the service calls it made), or rows a service wrote on
 	// its behalf (Kernel.Spend).
-	Spent(ctx context.Context, plugin string, use Use)
+	Spent(ctx context.Context, p Payer, use Use)
+}
+
+// Payer is the agent plugin whose code used the host, and the person who
+// asked for its installed version (FiberView.RequestedBy; empty when no
+// one was named).
+type Payer struct {
+	Plugin, RequestedBy string
 }
 
 // Use is what agent code used of the host.
@@ -29,20 +36,19 @@ type Use struct {
 	Rows int64
 }
 
-type pluginKey struct{}
+type payerKey struct{}
 
-// withPlugin returns ctx saying that plugin's code made the service call
-// running under it.
-func withPlugin(ctx context.Context, plugin string) context.Context {
-	return context.WithValue(ctx, pluginKey{}, plugin)
+// withPayer returns ctx saying that p's code made the service call running
+// under it.
+func withPayer(ctx context.Context, p Payer) context.Context {
+	return context.WithValue(ctx, payerKey{}, p)
 }
 
 // PluginOf returns the agent plugin whose code made the service call ctx
-// belongs to, or "" outside one. Services use it to account what they do
-// for agent code (Kernel.Spend).
+// belongs to, or "" outside one.
 func PluginOf(ctx context.Context) string {
-	p, _ := ctx.Value(pluginKey{}).(string)
-	return p
+	p, _ := ctx.Value(payerKey{}).(Payer)
+	return p.Plugin
 }
 
 // Spend charges use to the agent plugin whose service call ctx belongs to
@@ -50,25 +56,32 @@ func PluginOf(ctx context.Context) string {
 // or without a Meter, it does nothing. A service calls it after a write
 // succeeds, with the rows it wrote.
 func (k *Kernel) Spend(ctx context.Context, use Use) {
-	if p := PluginOf(ctx); p != "" && k.meter != nil {
+	if p, ok := ctx.Value(payerKey{}).(Payer); ok && k.meter != nil {
 		k.meter.Spent(ctx, p, use)
 	}
 }
 
-// admit asks the Meter whether f's code may run a call, as a kernel error.
-func (k *Kernel) admit(ctx context.Context, op string, f *fiber) error {
+// payer names f and who asked for it.
+func (k *Kernel) payer(f *fiber) Payer {
+	k.reg.RLock()
+	defer k.reg.RUnlock()
+	return Payer{Plugin: f.id, RequestedBy: f.requestedBy}
+}
+
+// admit asks the Meter whether p's code may run a call, as a kernel error.
+func (k *Kernel) admit(ctx context.Context, op string, p Payer) error {
 	if k.meter == nil {
 		return nil
 	}
-	if err := k.meter.Admit(ctx, f.id); err != nil {
-		return k.errf(CodeBudget, op, f.id, err.Error())
+	if err := k.meter.Admit(ctx, p); err != nil {
+		return k.errf(CodeBudget, op, p.Plugin, err.Error())
 	}
 	return nil
 }
 
-// spent tells the Meter how long a call into f's code took.
-func (k *Kernel) spent(ctx context.Context, f *fiber, start time.Time) {
+// spent tells the Meter how long a call into p's code took.
+func (k *Kernel) spent(ctx context.Context, p Payer, start time.Time) {
 	if k.meter != nil {
-		k.meter.Spent(ctx, f.id, Use{Wall: time.Since(start)})
+		k.meter.Spent(ctx, p, Use{Wall: time.Since(start)})
 	}
 }

@@ -20,20 +20,20 @@ type fakeMeter struct {
 	over map[string]bool
 }
 
-func (m *fakeMeter) Admit(_ context.Context, plugin string) error {
+func (m *fakeMeter) Admit(_ context.Context, p kernel.Payer) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.over[plugin] {
-		return errors.New("over budget: " + plugin + " used its rows")
+	if m.over[p.Plugin] {
+		return errors.New("over budget: " + p.Plugin + " used its rows")
 	}
 	return nil
 }
 
-func (m *fakeMeter) Spent(_ context.Context, plugin string, use kernel.Use) {
+func (m *fakeMeter) Spent(_ context.Context, p kernel.Payer, use kernel.Use) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.wall[plugin] += use.Wall
-	m.rows[plugin] += use.Rows
+	m.wall[p.Plugin] += use.Wall
+	m.rows[p.Plugin] += use.Rows
 }
 
 // The kernel asks the Meter before every call into agent code and every

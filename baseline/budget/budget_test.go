@@ -3,18 +3,22 @@ package budget_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sms-baseline/sms/baseline/baselinetest"
 	"github.com/sms-baseline/sms/baseline/budget"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/drivers/store/sqlite"
+	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
+	"github.com/sms-baseline/sms/plugins/scheduler"
 )
 
 // billing is a model that asks for the plugin_list tool on every call and
@@ -256,5 +260,79 @@ func TestORMRowsCount(t *testing.T) {
 	report := decode[adminv1.Budget](t, env.Call(adminv1.RouteBudget, nil))
 	if got := report.Plugins["agent.pins"].Rows; got != 5 {
 		t.Errorf("agent.pins wrote %d rows, want 5 (2 created, 2 written, 1 deleted)", got)
+	}
+}
+
+// A scheduled job of an agent plugin is a one-step run: once its user's
+// rows are used, the next due run is refused before its code runs, the
+// job's last error says why, and budget/halted names the plugin. Seen
+// failing with accounted running the job without a run (no budget/halted,
+// the kernel's own refusal as the error).
+func TestScheduledJobIsARun(t *testing.T) {
+	cfg := budget.Config{Limits: contractsLimits(contracts.Usage{}, contracts.Usage{Rows: 1}, contracts.Usage{})}
+	env := baselinetest.New(t, baselinetest.Options{Budget: cfg})
+	code := `export default async function activate(cap) {
+  await cap.contribute('schedule', { name: 'nightly', everyMs: 1000, handler: async () => {
+    await cap.invoke('collections', 'create', 'nightly', { text: 'x' })
+  } })
+}`
+	p := notes("agent.nightly", "/unused")
+	p["code"] = code
+	p["manifest"].(map[string]any)["points"] = []string{"schedule"}
+	if r := env.Call("/api/plugins", p); !strings.Contains(string(r.Body), `"mounted"`) {
+		t.Fatalf("submit: %d %s", r.Status, r.Body)
+	}
+	t0 := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	env.Tick(t0)
+	if err := env.Baseline.Tick(context.Background(), t0.Add(2*time.Second)); err == nil ||
+		!strings.Contains(err.Error(), "budget: limit_reached: user:anonymous used 1 of its 1 rows written") {
+		t.Fatalf("second run: %v, want refused naming the user's rows", err)
+	}
+	halts := events(t, env, budget.EventHalted)
+	if len(halts) != 1 || !strings.Contains(string(halts[0].Data), `"agent":"agent.nightly"`) {
+		t.Fatalf("budget/halted events = %v, want one for agent.nightly", halts)
+	}
+	v, err := env.Kernel.GetValue(scheduler.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := v.(scheduler.Service).Jobs(context.Background())
+	if err != nil || len(jobs) != 1 || !strings.Contains(jobs[0].LastError, "limit_reached") {
+		t.Fatalf("jobs = %+v, %v; want the refusal as the last error", jobs, err)
+	}
+}
+
+// rowsInvariant is a system plugin whose invariant reads the budget: no
+// plugin mounts once the tenant wrote 2 rows this period.
+func rowsInvariant() kernel.Plugin {
+	return kernel.Plugin{
+		Manifest: kernel.Manifest{ID: "app.thrift", Version: "1", Contributes: map[string][]any{judge.InvariantPoint: {judge.Invariant{
+			Name: "thrift", Check: func(ctx context.Context, k judge.KernelView) error {
+				v, err := k.GetValue(contracts.BudgetKey)
+				if err != nil {
+					return err
+				}
+				r, err := v.(contracts.Budgets).Report(ctx)
+				if err == nil && r.Tenant.Rows >= 2 {
+					return fmt.Errorf("the tenant wrote %d rows in %s; no new plugin until the next period", r.Tenant.Rows, r.Period)
+				}
+				return err
+			}}}}},
+	}
+}
+
+// The judge's invariants read the budget (contracts.BudgetKey): here one
+// rolls back a mount once the tenant wrote 2 rows. Seen failing with
+// Report answering no use.
+func TestInvariantsReadTheBudget(t *testing.T) {
+	env := baselinetest.New(t, baselinetest.Options{Plugins: []kernel.Plugin{rowsInvariant()}})
+	if r := env.Call("/api/plugins", notes("agent.a", "/a")); !strings.Contains(string(r.Body), `"mounted"`) {
+		t.Fatalf("submit agent.a: %d %s", r.Status, r.Body)
+	}
+	env.Call("/a", map[string]any{})
+	env.Call("/a", map[string]any{})
+	r := env.Call("/api/plugins", notes("agent.b", "/b"))
+	if !strings.Contains(string(r.Body), "the tenant wrote 2 rows") {
+		t.Fatalf("submit agent.b after 2 rows = %d %s, want rolled back by the invariant", r.Status, r.Body)
 	}
 }

@@ -67,16 +67,16 @@ func NewMeter(cfg Config, now func() time.Time) *Meter {
 
 var _ kernel.Meter = (*Meter)(nil)
 
-// Admit refuses a call into plugin's code, or a service call it makes,
-// when the plugin, the user who asked for it or the tenant reached a limit.
-func (m *Meter) Admit(ctx context.Context, plugin string) error {
-	return m.check(ctx, m.chain(plugin, ""), plugin)
+// Admit refuses a call into p's code, or a service call it makes, when the
+// plugin, the user who asked for it or the tenant reached a limit.
+func (m *Meter) Admit(ctx context.Context, p kernel.Payer) error {
+	return m.check(ctx, m.chain(p.Plugin, p.RequestedBy), p.Plugin)
 }
 
-// Spent counts what plugin's code used against the plugin, its user and
-// the tenant.
-func (m *Meter) Spent(_ context.Context, plugin string, use kernel.Use) {
-	scopes := m.chain(plugin, "")
+// Spent counts what p's code used against the plugin, its user and the
+// tenant.
+func (m *Meter) Spent(_ context.Context, p kernel.Payer, use kernel.Use) {
+	scopes := m.chain(p.Plugin, p.RequestedBy)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.roll()
@@ -116,26 +116,11 @@ func (m *Meter) chain(plugin, user string) []string {
 	var scopes []string
 	if plugin != "" {
 		scopes = append(scopes, pluginScope(plugin))
-		if user == "" {
-			user = m.requester(plugin)
-		}
 	}
 	if user != "" {
 		scopes = append(scopes, userScope(user))
 	}
 	return append(scopes, tenantScope)
-}
-
-// requester is who asked for plugin, as the kernel recorded it.
-func (m *Meter) requester(plugin string) string {
-	m.mu.Lock()
-	k := m.k
-	m.mu.Unlock()
-	if k == nil {
-		return ""
-	}
-	v, _ := k.Fiber(plugin)
-	return v.RequestedBy
 }
 
 func (m *Meter) limitOf(scope string) contracts.Usage {

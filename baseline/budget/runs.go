@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/sms-baseline/sms/contracts"
@@ -152,7 +153,10 @@ func (r *run) Next(ctx context.Context) error {
 // tokens and cost against the user and the tenant.
 func (r *run) Record(ctx context.Context, s contracts.StepUse) error {
 	cost := r.b.m.cfg.cost(s.Tokens)
-	o := ledger.Outcome{OK: s.Failed == "", FailureReason: s.Failed, SpentMinor: cost, Currency: r.b.m.cfg.currency()}
+	o := ledger.Outcome{OK: s.Failed == "", SpentMinor: cost, Currency: r.b.m.cfg.currency()}
+	if !o.OK {
+		o.FailureReason = failure(s)
+	}
 	tokens := clampTokens(s.Tokens.InputTokens) + clampTokens(s.Tokens.OutputTokens)
 	r.b.m.charge(r.w.User, contracts.Usage{Tokens: tokens, CostMinor: cost})
 	if _, err := r.l.RecordStep(ctx, r.id, r.index, o); err != nil {
@@ -167,4 +171,17 @@ func (r *run) Finish(ctx context.Context) error {
 		return fmt.Errorf("budget: %w", err)
 	}
 	return nil
+}
+
+// failure is a step's failure as the ledger keeps it: valid UTF-8 without
+// NUL bytes, never blank, at most 1 KiB.
+func failure(s contracts.StepUse) string {
+	f := strings.ReplaceAll(strings.ToValidUTF8(s.Failed, "?"), "\x00", "?")
+	if strings.TrimSpace(f) == "" {
+		f = s.Kind + " " + s.Name + " failed"
+	}
+	if len(f) > 1024 {
+		f = strings.ToValidUTF8(f[:1024], "")
+	}
+	return f
 }

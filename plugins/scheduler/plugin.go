@@ -29,7 +29,7 @@ type Options struct {
 func New(opts Options) kernel.Plugin {
 	return kernel.Plugin{
 		Manifest: kernel.Manifest{ID: PluginID, Version: "1",
-			Inject: []string{contracts.DatabaseKey}, Provide: []string{Key},
+			Inject: []string{contracts.DatabaseKey}, Optional: []string{contracts.BudgetKey}, Provide: []string{Key},
 			Description: "Runs contributed jobs at fixed intervals when ticked"},
 		Activate: func(ctx context.Context, c *kernel.Context) error { return activate(ctx, c, opts) },
 	}
@@ -44,6 +44,13 @@ func activate(ctx context.Context, c *kernel.Context, opts Options) error {
 	s := &service{db: db, logger: c.Logger(), actAs: opts.ActAs, system: func(plugin string) bool {
 		v, ok := api.Fiber(plugin)
 		return ok && v.Trust == kernel.TrustSystem
+	}, requester: func(plugin string) string {
+		v, _ := api.Fiber(plugin)
+		return v.RequestedBy
+	}, budgets: func() contracts.Budgets {
+		v, _ := api.GetValue(contracts.BudgetKey)
+		b, _ := v.(contracts.Budgets)
+		return b
 	}}
 	if err := s.migrate(ctx); err != nil {
 		return err

@@ -19,6 +19,10 @@ type service struct {
 	tickMu sync.Mutex                                               // serializes ticks, so two never run one job twice
 	actAs  func(ctx context.Context, plugin string) context.Context // Options.ActAs
 	system func(plugin string) bool
+	// budgets returns the kernel's budgets, or nil when it keeps none.
+	budgets func() contracts.Budgets
+	// requester is who asked for an agent plugin.
+	requester func(plugin string) string
 }
 
 var _ Service = (*service)(nil)
@@ -134,7 +138,7 @@ func (s *service) run(ctx context.Context, e entry, now time.Time, prev *lastRun
 	if s.actAs != nil && !s.system(e.plugin) {
 		runCtx = s.actAs(ctx, e.plugin)
 	}
-	runErr := call(runCtx, e.job.Handler, r)
+	runErr := s.accounted(runCtx, e, now, func() error { return call(runCtx, e.job.Handler, r) })
 	if runErr != nil {
 		next.err, next.failures = runErr.Error(), next.failures+1
 		runErr = fmt.Errorf("job %q of plugin %s: %w", e.job.Name, e.plugin, runErr)
