@@ -161,9 +161,10 @@ func (m *statusMemo) countsWritten(uid types.UID, now time.Time) {
 }
 
 // onlyCounts reports whether after differs from before in its plugin
-// counts alone (not its taint, users or conditions).
+// counts and budget use alone (not its taint, users or conditions): the
+// figures that move with traffic, written at most once per interval.
 func onlyCounts(before, after *smsv1.TenantStatus) bool {
 	c := before.DeepCopy()
-	c.Plugins = after.Plugins
+	c.Plugins, c.Budget = after.Plugins, after.Budget
 	return equality.Semantic.DeepEqual(*c, *after)
 }

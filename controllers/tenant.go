@@ -87,7 +87,7 @@ func (r *TenantReconciler) statusChange(before, t *smsv1.Tenant) (changed bool, 
 			return false, wait
 		}
 	}
-	if !equality.Semantic.DeepEqual(before.Status.Plugins, t.Status.Plugins) {
+	if !equality.Semantic.DeepEqual(before.Status.Plugins, t.Status.Plugins) || !equality.Semantic.DeepEqual(before.Status.Budget, t.Status.Budget) {
 		r.memo.countsWritten(t.UID, now)
 	}
 	return true, 0
@@ -156,6 +156,9 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant, o *te
 		r.Watchers.Ensure(t, st.AdminEndpoint, spec.AdminToken)
 	}
 	o.state = &state
+	if b, err := kc.Budget(probe); err == nil { // a kernel without budgets shows none
+		o.budget = &b
+	}
 	return ctrl.Result{RequeueAfter: r.poll()}, nil
 }
 

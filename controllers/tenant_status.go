@@ -23,6 +23,8 @@ type tenantObservation struct {
 	// state is the kernel's answer to the health check; nil when it gave
 	// none.
 	state *adminv1.State
+	// budget is the kernel's budget and its use; nil when it gave none.
+	budget *adminv1.Budget
 }
 
 // tenantStatus is the status Tenant t shows after a reconcile that
@@ -41,6 +43,7 @@ func tenantStatus(t *smsv1.Tenant, o *tenantObservation, err error) smsv1.Tenant
 		r, ok = readiness{paused: true, reason: smsv1.ReasonSuspended, msg: "the tenant is suspended; its data is kept"}, true
 	case o.state != nil && o.runtime != nil:
 		countPlugins(&s, *o.state)
+		s.Budget = budgetStatus(o.budget)
 		r, ok = readiness{ok: true, reason: smsv1.ReasonKernelReady, msg: fmt.Sprintf("kernel %s serves at %s", o.state.Kernel, o.runtime.Endpoint)}, true
 		if o.state.SafeMode {
 			r.msg += " in safe mode: system plugins only, no agent plugin runs"
@@ -77,4 +80,25 @@ func countPlugins(st *smsv1.TenantStatus, s adminv1.State) {
 	st.Taint = s.Taint
 	st.Users = s.Users
 	st.SafeMode = s.SafeMode
+}
+
+// budgetStatus is what the tenant used this period, from the kernel's
+// budget; nil when the kernel gave none.
+func budgetStatus(b *adminv1.Budget) *smsv1.TenantBudgetStatus {
+	if b == nil {
+		return nil
+	}
+	used, limit := b.Tenant, b.Limits.Tenant
+	out := &smsv1.TenantBudgetStatus{Period: b.Period, Currency: b.Currency,
+		Used: smsv1.BudgetAmounts{Tokens: used.Tokens, CostMinor: used.CostMinor, WallMillis: used.WallMillis, Rows: used.Rows}}
+	for _, d := range []struct {
+		name        string
+		used, limit int64
+	}{{"tokens", used.Tokens, limit.Tokens}, {"costMinor", used.CostMinor, limit.CostMinor},
+		{"wallMillis", used.WallMillis, limit.WallMillis}, {"rows", used.Rows, limit.Rows}} {
+		if d.limit > 0 && d.used >= d.limit {
+			out.Exceeded = append(out.Exceeded, d.name)
+		}
+	}
+	return out
 }

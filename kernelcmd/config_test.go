@@ -36,6 +36,7 @@ var full = Config{
 	QuarantineAfter:        5,
 	Approvers:              2,
 	ApproverGroups:         []string{"leads", "security"},
+	Budget:                 `{"currency":"EUR","limits":{"user":{"rows":100}}}`,
 	SensitivePoints:        []string{"http.route", "tool"},
 	SensitiveScopes:        []string{"net"},
 	SystemPlugins:          []string{"audit", "rpc"},

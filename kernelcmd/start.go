@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sms-baseline/sms/baseline"
+	"github.com/sms-baseline/sms/baseline/budget"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/judge"
 	"github.com/sms-baseline/sms/kernel"
@@ -68,6 +69,12 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 	if err := judge.ValidatePolicyQuorum(policy); err != nil {
 		return nil, fmt.Errorf("--approvers, --approver-groups: %w", err)
 	}
+	var budgetCfg budget.Config
+	if c.Budget != "" {
+		if budgetCfg, err = budget.ParseConfig([]byte(c.Budget)); err != nil {
+			return nil, fmt.Errorf("--budget: %w", err)
+		}
+	}
 	exec, err := newExecutor(c, logger)
 	if err != nil {
 		return nil, err
@@ -89,8 +96,8 @@ func start(ctx context.Context, c Config, plugins []kernel.Plugin, logger *slog.
 		Logger: logger, Model: model, OnClose: closeModel(model), Fault: faultHook(), SafeMode: c.SafeMode, QuarantineAfter: c.QuarantineAfter,
 		AgentCapabilities: c.AgentCapabilities, Auth: users, Plugins: plugins, Services: c.SystemPlugins, Objects: objects,
 		Agent:  agentloop.Options{Identity: c.Agent.Identity, MaxSteps: c.Agent.MaxSteps},
-		Policy: policy,
-		Admin:  adminapi.Options{Tenant: tenant}})
+		Policy: policy, Budget: budgetCfg,
+		Admin: adminapi.Options{Tenant: tenant}})
 	if err != nil {
 		return nil, err // New closed the store
 	}

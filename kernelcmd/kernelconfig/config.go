@@ -90,6 +90,10 @@ type Config struct {
 	// the groups they must come from (none: any).
 	Approvers      int
 	ApproverGroups []string
+	// Budget is the tenant's budget as JSON (baseline/budget.Config:
+	// period, currency, prices, stepEstimateMinor, limits); empty: count
+	// everything, limit nothing.
+	Budget string
 	// SensitivePoints and SensitiveScopes replace the judge's defaults
 	// when not nil.
 	SensitivePoints []string
@@ -208,6 +212,7 @@ func (c Config) Args() []string {
 	if c.ApproverGroups != nil {
 		args = append(args, "--approver-groups="+strings.Join(c.ApproverGroups, ","))
 	}
+	add("budget", c.Budget, "")
 	for _, b := range []struct {
 		on   bool
 		flag string

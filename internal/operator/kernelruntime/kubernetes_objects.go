@@ -118,6 +118,7 @@ func k8sConfig(t *smsv1.Tenant) (kernelconfig.Config, error) {
 		cfg.Executor = kernelconfig.Defaults.Executor
 	}
 	cfg.Approvers, cfg.ApproverGroups = Approvers(t)
+	cfg.Budget = Budget(t)
 	if d := t.Spec.SandboxIdle; d != nil {
 		cfg.SandboxIdle = d.Duration
 	}

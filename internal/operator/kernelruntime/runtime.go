@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -152,4 +153,17 @@ func Approvers(t *smsv1.Tenant) (int, []string) {
 		n = int(*t.Spec.Judge.Approvers)
 	}
 	return n, t.Spec.Judge.ApproverGroups
+}
+
+// Budget is the kernel's --budget flag for t's spec.budget: its JSON as
+// it is (the two share one shape), or empty for none.
+func Budget(t *smsv1.Tenant) string {
+	if t.Spec.Budget == nil {
+		return ""
+	}
+	raw, err := json.Marshal(t.Spec.Budget)
+	if err != nil { // a struct of strings and integers always encodes
+		panic(fmt.Sprintf("kernelruntime: encode spec.budget: %v", err))
+	}
+	return string(raw)
 }

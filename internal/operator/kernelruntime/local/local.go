@@ -211,6 +211,7 @@ func (l *Runtime) config(dir string, spec kernelruntime.Spec) (kernelcmd.Config,
 		SafeMode: t.Spec.SafeMode, AgentCapabilities: t.Spec.Judge.AgentCapabilities,
 	}
 	cfg.Approvers, cfg.ApproverGroups = kernelruntime.Approvers(t)
+	cfg.Budget = kernelruntime.Budget(t)
 	for _, p := range l.opts.SystemPlugins {
 		if !slices.Contains(cfg.SystemPlugins, p) {
 			cfg.SystemPlugins = append(cfg.SystemPlugins, p)
