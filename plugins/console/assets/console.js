@@ -363,6 +363,10 @@ function turnEvent(turn, ev) {
       turn.insertBefore(verdict(ev.verdict), reply);
       refresh();
       break;
+    case 'halted':
+      // The tenant's budget stopped the turn: what it says is for the user.
+      turn.append(el('div', { class: 'error halted' }, ev.text));
+      break;
     case 'error':
       turn.append(el('div', { class: 'error' }, ev.error));
       break;
