@@ -211,6 +211,16 @@ wait_for --for=condition=Ready plugin/erp-agent-discounts
 login sam "$sam_pw"
 overdue_after_restart '\"discount\":10'
 
+step "The Tenant's status shows what Sam's turns used today, counted across the restarts"
+used=
+for _ in $(seq 1 60); do
+	used=$("$KUBECTL" get tenant erp -o 'jsonpath={.status.budget.used.tokens}')
+	[[ -n $used && $used != 0 ]] && break
+	sleep 1
+done
+expect EUR "$("$KUBECTL" get tenant erp -o 'jsonpath={.status.budget.currency}')"
+[[ -n $used && $used -gt 0 ]] || fail "status.budget.used.tokens is '$used', want the tokens of Sam's turns"
+
 step "Disable the agent's plugin: the field leaves the API and the tool the agent; the data stays"
 run "$KUBECTL" patch plugin erp-agent-discounts --type merge -p '{"spec":{"enabled":false}}'
 wait_for --for=condition=Mounted=false plugin/erp-agent-discounts
