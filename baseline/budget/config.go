@@ -127,6 +127,15 @@ func (c Config) periodOf(t time.Time) string {
 	return t.UTC().Format("2006-01-02")
 }
 
+// endOf is when the period t falls in ends.
+func (c Config) endOf(t time.Time) time.Time {
+	t = t.UTC()
+	if c.Period == PeriodMonth {
+		return time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, time.UTC)
+}
+
 // cost is what tokens cost, rounded up to a whole minor unit.
 func (c Config) cost(t contracts.TokenUsage) int64 {
 	in, out := clampTokens(t.InputTokens), clampTokens(t.OutputTokens)

@@ -20,11 +20,51 @@ const (
 	EventHalted = "budget/halted"
 )
 
-// Scopes are named "tenant", "user:<name>" and "plugin:<id>".
-const tenantScope = "tenant"
+// scope is what a count belongs to: the tenant, a user or a plugin. It is
+// written "tenant", "user:<name>" and "plugin:<id>".
+type scope struct {
+	kind string // "tenant", "user" or "plugin"
+	name string
+}
 
-func userScope(name string) string { return "user:" + name }
-func pluginScope(id string) string { return "plugin:" + id }
+var tenantScope = scope{kind: "tenant"}
+
+func (s scope) String() string {
+	if s.kind == "tenant" {
+		return s.kind
+	}
+	return s.kind + ":" + s.name
+}
+
+// parseScope reads a scope as String writes it.
+func parseScope(v string) scope {
+	kind, name, _ := strings.Cut(v, ":")
+	return scope{kind: kind, name: name}
+}
+
+// chain is the scopes a use counts against, narrowest first: a plugin,
+// its user, the tenant. An array, so counting allocates nothing.
+type chain struct {
+	scopes [3]scope
+	n      int
+}
+
+func chainOf(plugin, user string) chain {
+	var c chain
+	if plugin != "" {
+		c.scopes[c.n] = scope{kind: "plugin", name: plugin}
+		c.n++
+	}
+	if user != "" {
+		c.scopes[c.n] = scope{kind: "user", name: user}
+		c.n++
+	}
+	c.scopes[c.n] = tenantScope
+	c.n++
+	return c
+}
+
+func (c *chain) all() []scope { return c.scopes[:c.n] }
 
 // Exceeded is the data of an EventExceeded event.
 type Exceeded struct {
@@ -46,13 +86,14 @@ type Meter struct {
 
 	mu     sync.Mutex
 	period string
-	used   map[string]contracts.Usage // scope -> use in period, stored and not
-	dirty  map[string]map[string]contracts.Usage
-	nanos  map[string]time.Duration // scope -> wall time under a millisecond, not yet counted
-	warned map[string]bool          // period|scope|limit: EventExceeded recorded
-	k      *kernel.Kernel           // set by the plugin's activation
-	loaded map[string]bool          // periods read from the database
-	stop   func() error             // stops the writes the activation started
+	ends   time.Time                 // when period ends
+	used   map[scope]contracts.Usage // use in period, stored and not
+	dirty  map[string]map[scope]contracts.Usage
+	nanos  map[scope]time.Duration // wall time under a millisecond, not yet counted
+	warned map[string]bool         // period|scope|limit: EventExceeded recorded
+	k      *kernel.Kernel          // set by the plugin's activation
+	loaded map[string]bool         // periods read from the database
+	stop   func() error            // stops the writes the activation started
 }
 
 // NewMeter returns a Meter for cfg, which must be valid. now is the clock
@@ -61,8 +102,8 @@ func NewMeter(cfg Config, now func() time.Time) *Meter {
 	if now == nil {
 		now = time.Now
 	}
-	return &Meter{cfg: cfg, now: now, used: map[string]contracts.Usage{}, dirty: map[string]map[string]contracts.Usage{},
-		nanos: map[string]time.Duration{}, warned: map[string]bool{}, loaded: map[string]bool{}}
+	return &Meter{cfg: cfg, now: now, used: map[scope]contracts.Usage{}, dirty: map[string]map[scope]contracts.Usage{},
+		nanos: map[scope]time.Duration{}, warned: map[string]bool{}, loaded: map[string]bool{}}
 }
 
 var _ kernel.Meter = (*Meter)(nil)
@@ -70,17 +111,18 @@ var _ kernel.Meter = (*Meter)(nil)
 // Admit refuses a call into p's code, or a service call it makes, when the
 // plugin, the user who asked for it or the tenant reached a limit.
 func (m *Meter) Admit(ctx context.Context, p kernel.Payer) error {
-	return m.check(ctx, m.chain(p.Plugin, p.RequestedBy), p.Plugin)
+	c := chainOf(p.Plugin, p.RequestedBy)
+	return m.check(ctx, &c, p.Plugin)
 }
 
 // Spent counts what p's code used against the plugin, its user and the
 // tenant.
 func (m *Meter) Spent(_ context.Context, p kernel.Payer, use kernel.Use) {
-	scopes := m.chain(p.Plugin, p.RequestedBy)
+	c := chainOf(p.Plugin, p.RequestedBy)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.roll()
-	for _, s := range scopes {
+	for _, s := range c.all() {
 		wall := m.nanos[s] + use.Wall
 		m.nanos[s] = wall % time.Millisecond
 		m.chargeLocked(s, contracts.Usage{WallMillis: int64(wall / time.Millisecond), Rows: use.Rows})
@@ -89,91 +131,85 @@ func (m *Meter) Spent(_ context.Context, p kernel.Payer, use kernel.Use) {
 
 // charge counts u against the user and the tenant.
 func (m *Meter) charge(user string, u contracts.Usage) {
+	c := chainOf("", user)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.roll()
-	for _, s := range m.chain("", user) {
+	for _, s := range c.all() {
 		m.chargeLocked(s, u)
 	}
 }
 
-func (m *Meter) chargeLocked(scope string, u contracts.Usage) {
+func (m *Meter) chargeLocked(s scope, u contracts.Usage) {
 	if u == (contracts.Usage{}) {
 		return
 	}
-	m.used[scope] = add(m.used[scope], u)
+	m.used[s] = add(m.used[s], u)
 	d := m.dirty[m.period]
 	if d == nil {
-		d = map[string]contracts.Usage{}
+		d = map[scope]contracts.Usage{}
 		m.dirty[m.period] = d
 	}
-	d[scope] = add(d[scope], u)
+	d[s] = add(d[s], u)
 }
 
-// chain returns the scopes a plugin's or a user's use counts against,
-// narrowest first.
-func (m *Meter) chain(plugin, user string) []string {
-	var scopes []string
-	if plugin != "" {
-		scopes = append(scopes, pluginScope(plugin))
-	}
-	if user != "" {
-		scopes = append(scopes, userScope(user))
-	}
-	return append(scopes, tenantScope)
-}
-
-func (m *Meter) limitOf(scope string) contracts.Usage {
-	switch {
-	case scope == tenantScope:
+func (m *Meter) limitOf(s scope) contracts.Usage {
+	switch s.kind {
+	case "tenant":
 		return m.cfg.Limits.Tenant
-	case strings.HasPrefix(scope, "user:"):
+	case "user":
 		return m.cfg.Limits.User
 	}
 	return m.cfg.Limits.Plugin
 }
 
-// check returns a *contracts.BudgetHalt for the first scope that reached
-// a limit, recording EventExceeded the first time in the period.
-func (m *Meter) check(ctx context.Context, scopes []string, plugin string) error {
+// check returns a *contracts.BudgetHalt for the first scope of c that
+// reached a limit, recording EventExceeded the first time in the period.
+func (m *Meter) check(ctx context.Context, c *chain, plugin string) error {
 	m.mu.Lock()
 	m.roll()
 	var ex *Exceeded
-	var detail string
-	for _, s := range scopes {
+	var words string
+	for _, s := range c.all() {
 		if d, ok := over(m.used[s], m.limitOf(s)); ok {
-			ex = &Exceeded{Period: m.period, Scope: s, Limit: d.field, Used: d.of(m.used[s]), Max: d.of(m.limitOf(s)), Plugin: plugin}
-			detail = fmt.Sprintf("%s used %d of its %d %s in period %s; its agent work is refused until the period ends or the limit is raised",
-				s, ex.Used, ex.Max, d.words, m.period)
+			ex = &Exceeded{Period: m.period, Scope: s.String(), Limit: d.field, Used: d.of(m.used[s]), Max: d.of(m.limitOf(s)), Plugin: plugin}
+			words = d.words
 			break
 		}
 	}
-	first := ex != nil && !m.warned[ex.Period+"|"+ex.Scope+"|"+ex.Limit]
-	if first {
-		m.warned[ex.Period+"|"+ex.Scope+"|"+ex.Limit] = true
-	}
-	k := m.k
-	m.mu.Unlock()
 	if ex == nil {
+		m.mu.Unlock()
 		return nil
 	}
+	key := ex.Period + "|" + ex.Scope + "|" + ex.Limit
+	first := !m.warned[key]
+	m.warned[key] = true
+	k := m.k
+	m.mu.Unlock()
 	if first && k != nil {
 		_ = k.Record(context.WithoutCancel(ctx), EventExceeded, PluginID, ex)
 	}
-	return &contracts.BudgetHalt{Reason: "limit_reached", Detail: detail}
+	return &contracts.BudgetHalt{Reason: "limit_reached", Detail: fmt.Sprintf(
+		"%s used %d of its %d %s in period %s; its agent work is refused until the period ends or the limit is raised",
+		ex.Scope, ex.Used, ex.Max, words, ex.Period)}
 }
 
 // roll starts a new period when the clock passed into one; the caller
 // holds mu.
 func (m *Meter) roll() {
-	if p := m.cfg.periodOf(m.now()); p != m.period {
-		if m.period != "" {
-			m.loaded[p] = true // a period this process saw begin has nothing stored from before
-		}
-		m.period = p
-		m.used = map[string]contracts.Usage{}
-		m.nanos = map[string]time.Duration{}
+	now := m.now()
+	if now.Before(m.ends) {
+		return
 	}
+	p := m.cfg.periodOf(now)
+	if m.period != "" && p != m.period {
+		m.loaded[p] = true // a period this process saw begin has nothing stored from before
+	}
+	if p != m.period {
+		m.used = map[scope]contracts.Usage{}
+		m.nanos = map[scope]time.Duration{}
+	}
+	m.period, m.ends = p, m.cfg.endOf(now)
 }
 
 // report returns the limits and the period's use.
@@ -184,10 +220,11 @@ func (m *Meter) report() contracts.BudgetReport {
 	r := contracts.BudgetReport{Period: m.period, Currency: m.cfg.currency(), Limits: m.cfg.Limits,
 		Tenant: m.used[tenantScope], Users: map[string]contracts.Usage{}, Plugins: map[string]contracts.Usage{}}
 	for s, u := range m.used {
-		if name, ok := strings.CutPrefix(s, "user:"); ok {
-			r.Users[name] = u
-		} else if name, ok := strings.CutPrefix(s, "plugin:"); ok {
-			r.Plugins[name] = u
+		switch s.kind {
+		case "user":
+			r.Users[s.name] = u
+		case "plugin":
+			r.Plugins[s.name] = u
 		}
 	}
 	return r

@@ -51,7 +51,8 @@ var _ contracts.Budgets = (*budgets)(nil)
 // Check returns a *contracts.BudgetHalt when the user or the tenant
 // reached a limit.
 func (b *budgets) Check(ctx context.Context, user string) error {
-	return b.m.check(ctx, b.m.chain("", user), "")
+	c := chainOf("", user)
+	return b.m.check(ctx, &c, "")
 }
 
 // Report returns the limits and the period's use.

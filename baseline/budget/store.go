@@ -46,8 +46,9 @@ func (m *Meter) load(ctx context.Context, db contracts.Database) error {
 		return nil
 	}
 	for _, r := range rows {
-		scope, _ := r["scope"].(string)
-		m.used[scope] = add(m.used[scope], contracts.Usage{Tokens: asInt(r["tokens"]), CostMinor: asInt(r["cost_minor"]),
+		name, _ := r["scope"].(string)
+		s := parseScope(name)
+		m.used[s] = add(m.used[s], contracts.Usage{Tokens: asInt(r["tokens"]), CostMinor: asInt(r["cost_minor"]),
 			WallMillis: asInt(r["wall_ms"]), Rows: asInt(r["rows_written"])})
 	}
 	m.loaded[period] = true
@@ -64,19 +65,19 @@ func asInt(v any) int64 {
 func (m *Meter) flush(ctx context.Context, db contracts.Database) error {
 	m.mu.Lock()
 	dirty := m.dirty
-	m.dirty = map[string]map[string]contracts.Usage{}
+	m.dirty = map[string]map[scope]contracts.Usage{}
 	m.mu.Unlock()
 	if len(dirty) == 0 {
 		return nil
 	}
 	err := db.Tx(ctx, func(tx contracts.Querier) error {
 		for period, scopes := range dirty {
-			for scope, u := range scopes {
+			for s, u := range scopes {
 				_, err := tx.Query(ctx, `INSERT INTO "`+Table+`" ("period", "scope", "tokens", "cost_minor", "wall_ms", "rows_written") `+
 					`VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT ("period", "scope") DO UPDATE SET `+
 					`"tokens" = "`+Table+`"."tokens" + excluded."tokens", "cost_minor" = "`+Table+`"."cost_minor" + excluded."cost_minor", `+
 					`"wall_ms" = "`+Table+`"."wall_ms" + excluded."wall_ms", "rows_written" = "`+Table+`"."rows_written" + excluded."rows_written"`,
-					period, scope, u.Tokens, u.CostMinor, u.WallMillis, u.Rows)
+					period, s.String(), u.Tokens, u.CostMinor, u.WallMillis, u.Rows)
 				if err != nil {
 					return err
 				}
@@ -88,10 +89,10 @@ func (m *Meter) flush(ctx context.Context, db contracts.Database) error {
 		m.mu.Lock()
 		for period, scopes := range dirty {
 			if m.dirty[period] == nil {
-				m.dirty[period] = map[string]contracts.Usage{}
+				m.dirty[period] = map[scope]contracts.Usage{}
 			}
-			for scope, u := range scopes {
-				m.dirty[period][scope] = add(m.dirty[period][scope], u)
+			for s, u := range scopes {
+				m.dirty[period][s] = add(m.dirty[period][s], u)
 			}
 		}
 		m.mu.Unlock()
