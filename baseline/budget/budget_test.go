@@ -336,3 +336,22 @@ func TestInvariantsReadTheBudget(t *testing.T) {
 		t.Fatalf("submit agent.b after 2 rows = %d %s, want rolled back by the invariant", r.Status, r.Body)
 	}
 }
+
+// A period's counts end with it: a plugin refused at 23:59 UTC runs again
+// at midnight, in the new period.
+// Seen failing with roll keeping the counts of the period that ended.
+func TestPeriodTurns(t *testing.T) {
+	now := time.Date(2026, 12, 5, 23, 59, 0, 0, time.UTC)
+	m := budget.NewMeter(budget.Config{Limits: contractsLimits(contracts.Usage{}, contracts.Usage{}, contracts.Usage{Rows: 1})},
+		func() time.Time { return now })
+	ctx := context.Background()
+	p := kernel.Payer{Plugin: "agent.a", RequestedBy: "sam"}
+	m.Spent(ctx, p, kernel.Use{Rows: 1})
+	if err := m.Admit(ctx, p); err == nil || !strings.Contains(err.Error(), "plugin:agent.a used 1 of its 1 rows written in period 2026-12-05") {
+		t.Fatalf("Admit at 23:59 = %v, want refused", err)
+	}
+	now = now.Add(time.Minute)
+	if err := m.Admit(ctx, p); err != nil {
+		t.Fatalf("Admit at midnight = %v, want admitted", err)
+	}
+}

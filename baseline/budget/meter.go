@@ -205,9 +205,11 @@ func (m *Meter) roll() {
 	if m.period != "" && p != m.period {
 		m.loaded[p] = true // a period this process saw begin has nothing stored from before
 	}
-	if p != m.period {
+	if p != m.period { // the maps of the period that ended go: memory stays bounded by one period's scopes
 		m.used = map[scope]contracts.Usage{}
 		m.nanos = map[scope]time.Duration{}
+		m.warned = map[string]bool{}
+		m.loaded = map[string]bool{p: m.loaded[p]}
 	}
 	m.period, m.ends = p, m.cfg.endOf(now)
 }
