@@ -32,7 +32,7 @@ type Budgets interface {
 	// a scheduled job), before any of it runs. A user or tenant whose
 	// budget is used up gets a *BudgetHalt and the work does not start.
 	Begin(ctx context.Context, w Work) (BudgetRun, error)
-	// Check returns a *BudgetHalt when the user or the tenant used up a
+	// Check returns a *BudgetHalt when the user or the tenant used up any
 	// limit, and nil otherwise.
 	Check(ctx context.Context, user string) error
 	// Report returns the limits and what was used in the current period.
@@ -53,6 +53,10 @@ type Work struct {
 	// Steps is the most steps the work may take (model calls and tool
 	// calls); the ledger never hands out more.
 	Steps int
+	// Model is set for work that calls the model (a chat turn): only the
+	// limits on tokens and cost stop it. Work that runs plugin code (a
+	// job) stops at any limit of its user or the tenant.
+	Model bool
 }
 
 // BudgetRun is a claimed run. Its methods are called one after another:

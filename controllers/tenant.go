@@ -156,8 +156,10 @@ func (r *TenantReconciler) reconcile(ctx context.Context, t *smsv1.Tenant, o *te
 		r.Watchers.Ensure(t, st.AdminEndpoint, spec.AdminToken)
 	}
 	o.state = &state
-	if b, err := kc.Budget(probe); err == nil { // a kernel without budgets shows none
-		o.budget = &b
+	if t.Spec.Budget != nil { // a second request per resync for budgeted tenants only
+		if b, err := kc.Budget(probe); err == nil {
+			o.budget = &b
+		}
 	}
 	return ctrl.Result{RequeueAfter: r.poll()}, nil
 }

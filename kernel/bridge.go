@@ -22,7 +22,10 @@ func (k *Kernel) activateAgent(ctx context.Context, f *fiber, gen uint64) error 
 	k.reg.RUnlock()
 	act.setUnit(unit)
 	k.record(f, "unit", act.close)
-	if err := unit.Activate(ctx, &hostBridge{k: k, f: f, gen: gen, act: act}); err != nil {
+	start := time.Now()
+	err = unit.Activate(ctx, &hostBridge{k: k, f: f, gen: gen, act: act})
+	k.spent(ctx, k.payer(f), start) // an activation's time is the plugin's too
+	if err != nil {
 		return k.activationErr(f.id, err)
 	}
 	return nil
@@ -65,9 +68,11 @@ func (b *hostBridge) Invoke(ctx context.Context, key, method string, args json.R
 	if err := b.k.checkMethod(b.f, key, method); err != nil {
 		return nil, err
 	}
-	payer := b.k.payer(b.f)
-	if err := b.k.admit(ctx, "invoke", payer); err != nil {
-		return nil, err
+	payer, active := b.k.payerActive(b.f)
+	if active { // an activation's calls are never refused: a plugin over budget must not fail to activate into quarantine
+		if err := b.k.admit(ctx, "invoke", payer); err != nil {
+			return nil, err
+		}
 	}
 	ctx = withPayer(ctx, payer)
 	list, err := b.args(args)

@@ -12,12 +12,15 @@ import (
 // into the kernel's operations.
 type Meter interface {
 	// Admit is asked before a call into p's code, and before each service
-	// call (invoke) its code makes. An error refuses the call with
-	// CodeBudget and its message; nothing else is refused.
+	// call (invoke) its code makes once it is active. An error refuses the
+	// call with CodeBudget and its message; nothing else is refused. An
+	// activation is never refused: a plugin over budget activates (and so
+	// is never quarantined for it) and has its calls refused.
 	Admit(ctx context.Context, p Payer) error
 	// Spent reports what p's code used: the wall time of a call into it
-	// (including the service calls it made), or rows a service wrote on
-	// its behalf (Kernel.Spend).
+	// or of its activation (including the service calls it made), or rows
+	// a service wrote on its behalf (Kernel.Spend). A call made during
+	// another agent call carries that call's payer in ctx (PluginOf).
 	Spent(ctx context.Context, p Payer, use Use)
 }
 
@@ -63,9 +66,16 @@ func (k *Kernel) Spend(ctx context.Context, use Use) {
 
 // payer names f and who asked for it.
 func (k *Kernel) payer(f *fiber) Payer {
+	p, _ := k.payerActive(f)
+	return p
+}
+
+// payerActive names f and who asked for it, and reports whether f is
+// active (not still activating).
+func (k *Kernel) payerActive(f *fiber) (Payer, bool) {
 	k.reg.RLock()
 	defer k.reg.RUnlock()
-	return Payer{Plugin: f.id, RequestedBy: f.requestedBy}
+	return Payer{Plugin: f.id, RequestedBy: f.requestedBy}, f.state == StateActive
 }
 
 // admit asks the Meter whether p's code may run a call, as a kernel error.

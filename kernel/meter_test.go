@@ -40,7 +40,7 @@ func (m *fakeMeter) Spent(_ context.Context, p kernel.Payer, use kernel.Use) {
 // service call that code makes, tells it each call's wall time, and lets a
 // service charge rows to the plugin whose call it serves. A plugin over
 // budget gets CodeBudget; another plugin's calls go on. Seen failing with
-// admit removed from the proxy (the refused call ran), with withPlugin
+// admit removed from the proxy (the refused call ran), with withPayer
 // removed from Invoke (no rows charged), and with spent removed (no wall
 // time).
 func TestMeterAdmitsAndAccounts(t *testing.T) {

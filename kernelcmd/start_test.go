@@ -113,6 +113,7 @@ func TestStartRefusesBadSettings(t *testing.T) {
 		{"too many approvers", func(c *Config, _ string) { c.Approvers = 11 }, "--approvers, --approver-groups: required approvers must be between 1 and 10 (0: the default, 1), not 11"},
 		{"budget not JSON", func(c *Config, _ string) { c.Budget = "rows=5" }, "--budget: budget: invalid character"},
 		{"budget unknown field", func(c *Config, _ string) { c.Budget = `{"limits":{"user":{"row":5}}}` }, `--budget: budget: json: unknown field "row"`},
+		{"budget plugin tokens", func(c *Config, _ string) { c.Budget = `{"limits":{"plugin":{"tokens":5}}}` }, "--budget: budget: limits.plugin takes wallMillis and rows only"},
 		{"budget negative", func(c *Config, _ string) { c.Budget = `{"limits":{"plugin":{"wallMillis":-1}}}` }, "--budget: budget: limits.plugin.wallMillis must be between 0 and"},
 		{"unknown capability", func(c *Config, _ string) { c.AgentCapabilities = []string{"db.read", "db.nuke"} }, `--agent-capabilities: unknown capability "db.nuke"`},
 		{"system capability", func(c *Config, _ string) { c.AgentCapabilities = []string{"plugin.install"} }, `capability "plugin.install" is for system plugins only`},

@@ -44,13 +44,15 @@ type BudgetPrices struct {
 
 // BudgetLimits are a budget's limits in its hierarchy: the tenant's use
 // includes each user's, and a user's each plugin they asked for.
+// +kubebuilder:validation:XValidation:rule="!has(self.plugin) || ((!has(self.plugin.tokens) || self.plugin.tokens == 0) && (!has(self.plugin.costMinor) || self.plugin.costMinor == 0))",message="limits.plugin takes wallMillis and rows only: agent plugins never call the model"
 type BudgetLimits struct {
 	// +optional
 	Tenant BudgetAmounts `json:"tenant,omitempty"`
 	// User applies to each user (and credential) on their own.
 	// +optional
 	User BudgetAmounts `json:"user,omitempty"`
-	// Plugin applies to each agent plugin on its own.
+	// Plugin applies to each agent plugin on its own: wallMillis and rows
+	// only.
 	// +optional
 	Plugin BudgetAmounts `json:"plugin,omitempty"`
 }

@@ -69,13 +69,31 @@ func events(t *testing.T, env *baselinetest.Env, typ string) []kernel.Event {
 	return out
 }
 
+// eventsSettled is events of typ once some were recorded, or none after
+// 2 s: budget/exceeded is appended from a goroutine.
+func eventsSettled(t *testing.T, env *baselinetest.Env, typ string) []kernel.Event {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		got := events(t, env, typ)
+		if len(got) > 0 || time.Now().After(deadline) {
+			time.Sleep(50 * time.Millisecond) // a second one, if any, has time to land
+			return events(t, env, typ)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // A chat turn is a run of the ledger: each model call and each tool call is
 // a step, estimated at 100 under a ceiling of what the user has left (250).
 // The ledger hands out model call 1 (100 spent), the tool call, model call
 // 2 (200 spent), and halts before the second tool call, whose estimate
 // would cross the ceiling: that call is answered as not run, the reply
 // says why, and budget/halted records it. The next turn halts before its
-// first model call. Seen failing with the check before a model call
+// first model call, changing nothing (recorded once: the same halt of the
+// same user in the period is not recorded again). Seen failing with the
+// halted events not deduplicated, and with a turn stopped before its
+// first step saved and audited. Seen failing with the check before a model call
 // removed, and with the check before a tool call removed.
 func TestTurnHaltsBeforeTheStepThatWouldCrossTheCeiling(t *testing.T) {
 	cfg := onePerToken
@@ -99,8 +117,11 @@ func TestTurnHaltsBeforeTheStepThatWouldCrossTheCeiling(t *testing.T) {
 	if m.count() != 2 || again.Halt == nil || again.Halt.Reason != "cost_ceiling_reached" {
 		t.Fatalf("second turn: %d model calls in all, halt %+v; want no new call and a cost_ceiling_reached halt", m.count(), again.Halt)
 	}
-	if n := len(events(t, env, budget.EventHalted)); n != 2 {
-		t.Errorf("%d budget/halted events, want 2", n)
+	if n := len(events(t, env, "chat/turn")); n != 1 {
+		t.Errorf("%d chat/turn events, want 1: a turn stopped before its first step leaves nothing to audit", n)
+	}
+	if n := len(events(t, env, budget.EventHalted)); n != 1 {
+		t.Errorf("%d budget/halted events, want 1: a second halt of the user for the same reason in the period is not recorded again", n)
 	}
 }
 
@@ -144,7 +165,7 @@ func TestPluginOverBudgetIsRefused(t *testing.T) {
 	if r := env.Call(adminv1.RouteState, nil); r.Status != http.StatusOK {
 		t.Errorf("GET /api/state = %d, want 200: system routes are never refused", r.Status)
 	}
-	ex := events(t, env, budget.EventExceeded)
+	ex := eventsSettled(t, env, budget.EventExceeded)
 	if len(ex) != 1 || !strings.Contains(string(ex[0].Data), `"scope":"plugin:agent.slow"`) {
 		t.Errorf("budget/exceeded events = %v, want one for plugin:agent.slow", ex)
 	}
@@ -167,7 +188,7 @@ func TestTokenLimitHaltsTheTurn(t *testing.T) {
 		!strings.Contains(reply.Halt.Detail, "tenant used 200 of its 150 model tokens") {
 		t.Fatalf("%d model calls, halt %+v; want 2 and limit_reached naming the tenant's tokens", m.count(), reply.Halt)
 	}
-	if ex := events(t, env, budget.EventExceeded); len(ex) != 1 {
+	if ex := eventsSettled(t, env, budget.EventExceeded); len(ex) != 1 {
 		t.Errorf("budget/exceeded events = %v, want one", ex)
 	}
 }
@@ -192,7 +213,8 @@ func notes(id, path string) map[string]any {
 // the kernel stops, and a kernel on the same database goes on from them.
 // Seen failing with the collections' spend removed (nothing counted), with
 // the load at activation removed (the restarted kernel counted from 0) and
-// with the last flush at Close removed (nothing stored).
+// with the last flush at Close removed (nothing stored: the test ends
+// within the first second, before the periodic write).
 func TestRowsCountUpTheHierarchyAndSurviveARestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kernel.db")
 	cfg := budget.Config{Limits: contractsLimits(contracts.Usage{}, contracts.Usage{Rows: 3}, contracts.Usage{})}
@@ -353,5 +375,26 @@ func TestPeriodTurns(t *testing.T) {
 	now = now.Add(time.Minute)
 	if err := m.Admit(ctx, p); err != nil {
 		t.Fatalf("Admit at midnight = %v, want admitted", err)
+	}
+}
+
+// failing is a model whose calls fail after the provider took the request.
+type failing struct{}
+
+func (failing) Complete(context.Context, contracts.ModelRequest) (contracts.ModelResponse, error) {
+	return contracts.ModelResponse{}, fmt.Errorf("overloaded")
+}
+
+// A model call that fails is charged for its request, as estimated: a
+// user cannot spend the provider's tokens for free by making calls fail.
+// Seen failing with the failed step recorded without tokens.
+func TestFailedModelCallIsCharged(t *testing.T) {
+	env := baselinetest.New(t, baselinetest.Options{Model: failing{}, Budget: onePerToken})
+	if r := env.Call("/api/chat", map[string]string{"session": "s", "text": strings.Repeat("long question ", 100)}); r.Status == http.StatusOK {
+		t.Fatalf("chat with a failing model = %d %s, want an error", r.Status, r.Body)
+	}
+	report := decode[adminv1.Budget](t, env.Call(adminv1.RouteBudget, nil))
+	if u := report.Users["chat-agent"]; u.Tokens < 300 || u.CostMinor < 300 {
+		t.Fatalf("chat-agent used %+v, want the request's tokens (over 300) charged", u)
 	}
 }

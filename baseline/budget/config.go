@@ -96,6 +96,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("budget: %s must be between 0 and %d, not %d", f.name, f.limit, f.v)
 		}
 	}
+	if c.Limits.Plugin.Tokens != 0 || c.Limits.Plugin.CostMinor != 0 {
+		return fmt.Errorf("budget: limits.plugin takes wallMillis and rows only: agent plugins never call the model, chat turns do (limit them per user or tenant)")
+	}
 	return nil
 }
 
@@ -166,9 +169,13 @@ func add(a, b contracts.Usage) contracts.Usage {
 		WallMillis: s(a.WallMillis, b.WallMillis), Rows: s(a.Rows, b.Rows)}
 }
 
-// over returns the first dimension in which used reached a non-zero limit.
-func over(used, limit contracts.Usage) (dimension, bool) {
-	for _, d := range dimensions {
+// modelDimensions are what a chat turn spends itself; the plugin code it
+// runs is refused by the kernel past the others.
+var modelDimensions = dimensions[:2]
+
+// over returns the first of dims in which used reached a non-zero limit.
+func over(used, limit contracts.Usage, dims []dimension) (dimension, bool) {
+	for _, d := range dims {
 		if l := d.of(limit); l > 0 && d.of(used) >= l {
 			return d, true
 		}

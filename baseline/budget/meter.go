@@ -112,13 +112,25 @@ var _ kernel.Meter = (*Meter)(nil)
 // plugin, the user who asked for it or the tenant reached a limit.
 func (m *Meter) Admit(ctx context.Context, p kernel.Payer) error {
 	c := chainOf(p.Plugin, p.RequestedBy)
-	return m.check(ctx, &c, p.Plugin)
+	return m.check(ctx, &c, p.Plugin, dimensions)
 }
 
 // Spent counts what p's code used against the plugin, its user and the
 // tenant.
-func (m *Meter) Spent(_ context.Context, p kernel.Payer, use kernel.Use) {
+//
+// A call made during another agent call (kernel.PluginOf(ctx) names the
+// outer plugin) is inside that call's wall time, which its user and the
+// tenant pay: its own time counts against its plugin only, and not at all
+// when the outer call is its own plugin's.
+func (m *Meter) Spent(ctx context.Context, p kernel.Payer, use kernel.Use) {
 	c := chainOf(p.Plugin, p.RequestedBy)
+	if outer := kernel.PluginOf(ctx); outer != "" && use.Wall > 0 {
+		if outer == p.Plugin {
+			return
+		}
+		c = chainOf(p.Plugin, "")
+		c.n = 1 // the plugin alone
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.roll()
@@ -164,14 +176,17 @@ func (m *Meter) limitOf(s scope) contracts.Usage {
 }
 
 // check returns a *contracts.BudgetHalt for the first scope of c that
-// reached a limit, recording EventExceeded the first time in the period.
-func (m *Meter) check(ctx context.Context, c *chain, plugin string) error {
+// reached a limit in one of dims, recording EventExceeded the first time
+// in the period. The event is appended from a goroutine: Admit may run
+// inside a transaction holding the database's only connection (SQLite)
+// that the event log needs too.
+func (m *Meter) check(ctx context.Context, c *chain, plugin string, dims []dimension) error {
 	m.mu.Lock()
 	m.roll()
 	var ex *Exceeded
 	var words string
 	for _, s := range c.all() {
-		if d, ok := over(m.used[s], m.limitOf(s)); ok {
+		if d, ok := over(m.used[s], m.limitOf(s), dims); ok {
 			ex = &Exceeded{Period: m.period, Scope: s.String(), Limit: d.field, Used: d.of(m.used[s]), Max: d.of(m.limitOf(s)), Plugin: plugin}
 			words = d.words
 			break
@@ -186,8 +201,8 @@ func (m *Meter) check(ctx context.Context, c *chain, plugin string) error {
 	m.warned[key] = true
 	k := m.k
 	m.mu.Unlock()
-	if first && k != nil {
-		_ = k.Record(context.WithoutCancel(ctx), EventExceeded, PluginID, ex)
+	if first && k != nil { // once per scope, limit and period: at most a few goroutines
+		go func() { _ = k.Record(context.WithoutCancel(ctx), EventExceeded, PluginID, ex) }()
 	}
 	return &contracts.BudgetHalt{Reason: "limit_reached", Detail: fmt.Sprintf(
 		"%s used %d of its %d %s in period %s; its agent work is refused until the period ends or the limit is raised",
@@ -214,8 +229,8 @@ func (m *Meter) roll() {
 	m.period, m.ends = p, m.cfg.endOf(now)
 }
 
-// report returns the limits and the period's use.
-func (m *Meter) report() contracts.BudgetReport {
+// Report returns the limits and the current period's use.
+func (m *Meter) Report() contracts.BudgetReport {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.roll()
@@ -230,4 +245,16 @@ func (m *Meter) report() contracts.BudgetReport {
 		}
 	}
 	return r
+}
+
+// firstHalt reports whether agent work of agent for user halted for
+// reason for the first time in the period.
+func (m *Meter) firstHalt(agent, user, reason string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.roll()
+	key := "halt|" + agent + "|" + user + "|" + reason
+	first := !m.warned[key]
+	m.warned[key] = true
+	return first
 }

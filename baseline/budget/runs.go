@@ -52,11 +52,21 @@ var _ contracts.Budgets = (*budgets)(nil)
 // reached a limit.
 func (b *budgets) Check(ctx context.Context, user string) error {
 	c := chainOf("", user)
-	return b.m.check(ctx, &c, "")
+	return b.m.check(ctx, &c, "", dimensions)
+}
+
+// checkWork is Check over the limits that stop w.
+func (b *budgets) checkWork(ctx context.Context, w contracts.Work) error {
+	dims := dimensions
+	if w.Model {
+		dims = modelDimensions
+	}
+	c := chainOf("", w.User)
+	return b.m.check(ctx, &c, "", dims)
 }
 
 // Report returns the limits and the period's use.
-func (b *budgets) Report(context.Context) (contracts.BudgetReport, error) { return b.m.report(), nil }
+func (b *budgets) Report(context.Context) (contracts.BudgetReport, error) { return b.m.Report(), nil }
 
 // Begin claims the work's run under a ceiling of the money its user and
 // the tenant have left.
@@ -64,13 +74,13 @@ func (b *budgets) Begin(ctx context.Context, w contracts.Work) (contracts.Budget
 	if w.Steps < 1 || w.Steps > MaxSteps {
 		return nil, fmt.Errorf("budget: work %s plans %d steps; a run plans 1 to %d", w.ID, w.Steps, MaxSteps)
 	}
-	if err := b.Check(ctx, w.User); err != nil {
+	if err := b.checkWork(ctx, w); err != nil {
 		return nil, b.halted(ctx, w, err)
 	}
 	ceiling := b.ceiling(w.User)
 	if ceiling <= 0 {
 		return nil, b.halted(ctx, w, &contracts.BudgetHalt{Reason: string(ledger.ReasonCostCeilingReached),
-			Detail: fmt.Sprintf("no money is left in the %s budget of period %s", b.m.cfg.currency(), b.m.report().Period)})
+			Detail: fmt.Sprintf("no money is left in the %s budget of period %s", b.m.cfg.currency(), b.m.Report().Period)})
 	}
 	steps := make([]ledger.Step, w.Steps)
 	for i := range steps {
@@ -92,7 +102,7 @@ func (b *budgets) Begin(ctx context.Context, w contracts.Work) (contracts.Budget
 // ceiling is the least money the user and the tenant have left, or
 // unlimitedCeiling when neither has a cost limit.
 func (b *budgets) ceiling(user string) int64 {
-	r := b.m.report()
+	r := b.m.Report()
 	left := int64(unlimitedCeiling)
 	if l := r.Limits.Tenant.CostMinor; l > 0 {
 		left = min(left, l-r.Tenant.CostMinor)
@@ -104,10 +114,11 @@ func (b *budgets) ceiling(user string) int64 {
 }
 
 // halted records EventHalted for err when it is a budget halt, and
-// returns err.
+// returns err. Work refused again for the same reason in the same period
+// is not recorded again: a caller over budget cannot grow the log.
 func (b *budgets) halted(ctx context.Context, w contracts.Work, err error) error {
 	var h *contracts.BudgetHalt
-	if errors.As(err, &h) {
+	if errors.As(err, &h) && b.m.firstHalt(w.Agent, w.User, h.Reason) {
 		_ = b.k.Record(context.WithoutCancel(ctx), EventHalted, PluginID, map[string]string{
 			"agent": w.Agent, "work": w.ID, "user": w.User, "reason": h.Reason, "detail": h.Detail})
 	}
@@ -126,10 +137,11 @@ type run struct {
 // Next hands out the next step, unless a limit the ledger does not hold
 // (tokens, wall time, rows) or the ledger's ceiling stops the work.
 func (r *run) Next(ctx context.Context) error {
-	if err := r.b.Check(ctx, r.w.User); err != nil {
+	if err := r.b.checkWork(ctx, r.w); err != nil {
 		var h *contracts.BudgetHalt
 		if errors.As(err, &h) {
-			if _, herr := r.l.Halt(ctx, r.id, ledger.ReasonLimitReached, h.Detail); herr != nil {
+			_, herr := r.l.Halt(ctx, r.id, ledger.ReasonLimitReached, h.Detail)
+			if herr != nil && !errors.Is(herr, ledger.ErrRunFinished) { // a run that ended halts all the same
 				return fmt.Errorf("budget: %w", herr)
 			}
 		}

@@ -38,7 +38,7 @@ func (s *service) begin(ctx context.Context, user string) (*budgetRun, error) {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	steps := min(s.opts.MaxSteps*(1+toolsPerCall), maxPlan)
-	run, err := b.Begin(ctx, contracts.Work{ID: "turn-" + hex.EncodeToString(id[:]), Agent: PluginID, User: user, Steps: steps})
+	run, err := b.Begin(ctx, contracts.Work{ID: "turn-" + hex.EncodeToString(id[:]), Agent: PluginID, User: user, Steps: steps, Model: true})
 	return haltOr(run, err)
 }
 
@@ -97,9 +97,9 @@ func (r *budgetRun) finish(ctx context.Context) error {
 	return nil
 }
 
-// notRun is the tool result of a call the budget stopped.
+// notRun is the tool result of a call the turn's run stopped.
 func notRun(h *contracts.BudgetHalt) string {
-	return "not run: the turn stopped for its budget: " + h.Detail
+	return "not run: the turn stopped: " + h.Detail
 }
 
 // usageOf is what a model call used: what its driver reported, or an

@@ -73,14 +73,18 @@ func (s *service) turn(ctx context.Context, id, text string, emit func(Event) bo
 		return Reply{}, err
 	}
 	ctx = contracts.WithConversation(ctx, id) // a CLI driver keeps one session per conversation
-	msgs, reply, err := s.steps(ctx, withUserText(sess.history, text), budget, emit)
+	start := withUserText(sess.history, text)
+	msgs, reply, err := s.steps(ctx, start, budget, emit)
 	if err != nil {
 		return Reply{}, err
 	}
 	if h := budget.halted; h != nil {
 		reply.Halt = h
-		if !emit(Event{Type: EventHalted, Text: "stopped for the budget: " + h.Detail, Halt: h}) {
+		if !emit(Event{Type: EventHalted, Text: "the turn stopped: " + h.Detail, Halt: h}) {
 			return Reply{}, errStopped
+		}
+		if len(msgs) == len(start) {
+			return reply, nil // stopped before its first step: nothing happened to keep or audit
 		}
 	} else if err := budget.finish(ctx); err != nil {
 		return Reply{}, err
@@ -174,8 +178,9 @@ func (s *service) call(ctx context.Context, msgs []contracts.Message, budget *bu
 		req.Tools = append(req.Tools, contracts.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 	}
 	resp, err := s.stream(ctx, req, emit)
-	if err != nil {
-		return resp, errors.Join(err, budget.record(ctx, contracts.StepUse{Kind: "model", Failed: err.Error()}))
+	if err != nil { // the provider may have billed the request: it is charged as estimated
+		rec := contracts.StepUse{Kind: "model", Failed: err.Error(), Tokens: contracts.TokenEstimate(req, contracts.ModelResponse{})}
+		return resp, errors.Join(err, budget.record(context.WithoutCancel(ctx), rec))
 	}
 	if err := budget.record(ctx, contracts.StepUse{Kind: "model", Name: resp.StopReason, Tokens: usageOf(req, resp)}); err != nil {
 		return contracts.ModelResponse{}, err

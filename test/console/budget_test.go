@@ -27,7 +27,7 @@ func TestConsoleShowsBudgetHalt(t *testing.T) {
 	b.run("use the token", chromedp.Navigate(srv.URL+"/console"), chromedp.WaitVisible(css(`#token input`)),
 		chromedp.SendKeys(css(`#token input`), "console-token"), chromedp.Click(css(`#token button`)),
 		chromedp.WaitVisible(css(`#ask textarea`)))
-	b.ask("what runs here?", "stopped for the budget")
+	b.ask("what runs here?", "the turn stopped:")
 	got := b.text(`#transcript .halted`)
 	if !strings.Contains(got, "user:admin used") || !strings.Contains(got, "model tokens") {
 		t.Fatalf("the halt says %q, want the user and the limit", got)
