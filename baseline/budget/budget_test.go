@@ -257,19 +257,26 @@ func TestRowsCountUpTheHierarchyAndSurviveARestart(t *testing.T) {
 	}
 }
 
-// Rows written through orm-user count too: one per record created, one
-// per id written or deleted. Seen failing with writtenRows answering 0.
+// Rows written through orm-user count what the ORM wrote: the records a
+// call names, what its one2many commands create, and what an unlink's
+// cascades delete. Seen failing with the ORM charging only the records a
+// call names (7 rows, not 11).
 func TestORMRowsCount(t *testing.T) {
 	env := baselinetest.New(t, baselinetest.Options{})
 	manifest := map[string]any{"id": "agent.pins", "version": "1", "inject": []string{"orm-user"}, "scopes": []string{"db.write"},
-		"points": []string{"route"}, "contributes": map[string]any{"model": []any{map[string]any{"name": "pin",
-			"fields": map[string]any{"name": map[string]any{"kind": "char"}}}}}}
+		"points": []string{"route"}, "contributes": map[string]any{"model": []any{
+			map[string]any{"name": "board", "fields": map[string]any{"name": map[string]any{"kind": "char"},
+				"pins": map[string]any{"kind": "one2many", "target": "pin", "inverse": "board"}}},
+			map[string]any{"name": "pin", "fields": map[string]any{"name": map[string]any{"kind": "char"},
+				"board": map[string]any{"kind": "many2one", "target": "board", "onDelete": "cascade"}}}}}}
 	code := `export default async function activate(cap) {
   await cap.contribute('route', { method: 'POST', path: '/pins', handler: async () => {
     const ids = [await cap.invoke('orm-user', 'create', 'pin', { name: 'a' }), await cap.invoke('orm-user', 'create', 'pin', { name: 'b' })]
     await cap.invoke('orm-user', 'write', 'pin', ids, { name: 'c' })
     await cap.invoke('orm-user', 'unlink', 'pin', [ids[0]])
     await cap.invoke('orm-user', 'search', 'pin', [])
+    const board = await cap.invoke('orm-user', 'create', 'board', { name: 'b', pins: [{ op: 'create', values: { name: 'x' } }, { op: 'create', values: { name: 'y' } }] })
+    await cap.invoke('orm-user', 'unlink', 'board', [board])
     return { body: 'done' }
   } })
 }`
@@ -280,8 +287,8 @@ func TestORMRowsCount(t *testing.T) {
 		t.Fatalf("POST /pins = %d %s", r.Status, r.Body)
 	}
 	report := decode[adminv1.Budget](t, env.Call(adminv1.RouteBudget, nil))
-	if got := report.Plugins["agent.pins"].Rows; got != 5 {
-		t.Errorf("agent.pins wrote %d rows, want 5 (2 created, 2 written, 1 deleted)", got)
+	if got := report.Plugins["agent.pins"].Rows; got != 11 {
+		t.Errorf("agent.pins wrote %d rows, want 11 (2 pins created, 2 written, 1 deleted; a board with 2 pins created, and deleted with them)", got)
 	}
 }
 

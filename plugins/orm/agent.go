@@ -7,8 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/sms-baseline/sms/kernel"
 )
 
 // userService is the value of UserKey: the Service as the user being
@@ -169,26 +167,7 @@ func (u userService) Invoke(ctx context.Context, method string, args []any) (any
 		return nil, argErr("%s takes at most %d arguments, got %d", method, n, len(args))
 	}
 	out, err := fn(u.s, u.userOp(ctx), model, args)
-	if err == nil && u.s.spend != nil {
-		if n := writtenRows(method, args); n > 0 {
-			u.s.spend(ctx, kernel.Use{Rows: n})
-		}
-	}
 	return out, inModel(err, model)
-}
-
-// writtenRows is how many records a successful call of method created,
-// changed or deleted, for the calling plugin's budget: one for create,
-// one per id for write and unlink.
-func writtenRows(method string, args []any) int64 {
-	switch method {
-	case "create":
-		return 1
-	case "write", "unlink":
-		ids, _ := decodeIDs(arg(args, 1))
-		return int64(len(ids))
-	}
-	return 0
 }
 
 // inModel names model in an argument error that names none.

@@ -52,6 +52,7 @@ func (s *service) Unlink(ctx context.Context, name string, ids []int64) error {
 	if len(w.files) > 0 {
 		contracts.AfterCommit(ctx, func() { s.files.drop(context.WithoutCancel(ctx), w.files) })
 	}
+	s.spent(ctx, cost{rows: w.deleted})
 	s.after(ctx, sch, change)
 	return nil
 }
@@ -100,6 +101,7 @@ func (w *writer) unlink(m *model, ids []int64) error {
 	if err := d.restricted(); err != nil {
 		return err
 	}
+	w.deleted = d.count
 	if err := w.clearRefs(d); err != nil {
 		return err
 	}

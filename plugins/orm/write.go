@@ -28,6 +28,8 @@ type writer struct {
 	// files are the files of the records an unlink deletes, deleted from
 	// the object store once it commits.
 	files []Binary
+	// deleted counts the records an unlink deletes, cascades included.
+	deleted int
 }
 
 func (w *writer) userArg() any {
@@ -115,6 +117,7 @@ func (s *service) Create(ctx context.Context, model string, values map[string]an
 		return 0, err
 	}
 	change.IDs = []int64{id}
+	s.spent(ctx, costOf(p, 1))
 	s.after(ctx, sch, change)
 	return id, nil
 }
@@ -182,6 +185,7 @@ func (s *service) Write(ctx context.Context, model string, ids []int64, values m
 	if err != nil {
 		return err
 	}
+	s.spent(ctx, costOf(p, len(ids)))
 	s.after(ctx, sch, change)
 	return nil
 }

@@ -3,6 +3,8 @@ package orm
 import (
 	"context"
 	"fmt"
+
+	"github.com/sms-baseline/sms/kernel"
 )
 
 // cost is what a create's or write's values would write: rows of models
@@ -80,4 +82,12 @@ func alive(ctx context.Context) error {
 		return fmt.Errorf("stopped: %w", err)
 	}
 	return nil
+}
+
+// spent charges what a write wrote, rows and join rows, to the agent
+// plugin whose service call it serves (kernel.Spend; nothing outside one).
+func (s *service) spent(ctx context.Context, c cost) {
+	if s.spend != nil && c.rows+c.links > 0 {
+		s.spend(ctx, kernel.Use{Rows: int64(c.rows + c.links)})
+	}
 }
