@@ -32,9 +32,6 @@ type Budgets interface {
 	// a scheduled job), before any of it runs. A user or tenant whose
 	// budget is used up gets a *BudgetHalt and the work does not start.
 	Begin(ctx context.Context, w Work) (BudgetRun, error)
-	// Check returns a *BudgetHalt when the user or the tenant used up any
-	// limit, and nil otherwise.
-	Check(ctx context.Context, user string) error
 	// Report returns the limits and what was used in the current period.
 	Report(ctx context.Context) (BudgetReport, error)
 }

@@ -405,3 +405,29 @@ func TestFailedModelCallIsCharged(t *testing.T) {
 		t.Fatalf("chat-agent used %+v, want the request's tokens (over 300) charged", u)
 	}
 }
+
+// A before hook of a plugin over budget refuses the write it guards,
+// whoever makes it: a check that cannot run does not pass. Seen failing
+// with the kernel's admit removed from the proxy (the second write passed
+// its hook).
+func TestHookOverBudgetRefusesTheWrite(t *testing.T) {
+	cfg := budget.Config{Limits: contractsLimits(contracts.Usage{}, contracts.Usage{}, contracts.Usage{WallMillis: 10})}
+	env := baselinetest.New(t, baselinetest.Options{Budget: cfg})
+	manifest := map[string]any{"id": "agent.guard", "version": "1", "points": []string{"model-hook"},
+		"contributes": map[string]any{"model": []any{map[string]any{"name": "note", "fields": map[string]any{"text": map[string]any{"kind": "char"}}}}}}
+	code := `export default async function activate(cap) {
+  await cap.contribute('model-hook', { model: 'note', on: 'create', when: 'before', handler: async () => {
+    const t = Date.now(); while (Date.now() - t < 20) {}
+  } })
+}`
+	if r := env.Call("/api/plugins", map[string]any{"manifest": manifest, "code": code}); !strings.Contains(string(r.Body), `"mounted"`) {
+		t.Fatalf("submit: %d %s", r.Status, r.Body)
+	}
+	create := map[string]any{"values": map[string]any{"text": "x"}}
+	if r := env.Call("/api/orm/note/create", create); r.Status != http.StatusCreated {
+		t.Fatalf("first create = %d %s, want 201", r.Status, r.Body)
+	}
+	if r := env.Call("/api/orm/note/create", create); r.Status < 400 || !strings.Contains(string(r.Body), "plugin:agent.guard used") {
+		t.Fatalf("create past the hook's budget = %d %s, want refused naming the plugin's budget", r.Status, r.Body)
+	}
+}

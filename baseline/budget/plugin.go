@@ -9,7 +9,6 @@ import (
 
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/kernel"
-	"github.com/sms-baseline/sms/ledger"
 )
 
 // PluginID is the id of the budget system plugin.
@@ -22,18 +21,16 @@ const DefaultFlushEvery = time.Second
 type Options struct {
 	// Meter is the kernel's Meter (kernel.Options.Meter); required.
 	Meter *Meter
-	// Runs keeps the ledger's runs. Default: in memory, in a
-	// ledger.MemoryStore replaced by a new one every MaxMemoryRuns
-	// claims, so memory stays bounded (a run is needed only while its
-	// work runs; its spend is in the counts).
-	Runs ledger.Store
 	// FlushEvery is how often the Meter's counts are written to the
 	// database; default DefaultFlushEvery.
 	FlushEvery time.Duration
 }
 
 // Plugin returns the budget system plugin. It injects the database, keeps
-// the period's use in Table, and provides contracts.BudgetKey.
+// the period's use in Table, and provides contracts.BudgetKey. The runs of
+// the ledger are kept in memory, in a ledger.MemoryStore replaced by a new
+// one every MaxMemoryRuns claims, so memory stays bounded: a run is needed
+// only while its work runs, and its spend is in the counts.
 func Plugin(opts Options) kernel.Plugin {
 	if opts.FlushEvery <= 0 {
 		opts.FlushEvery = DefaultFlushEvery
@@ -70,7 +67,7 @@ func activate(ctx context.Context, c *kernel.Context, opts Options) error {
 	if err := c.OnUndo("stop writing the budget's counts", stop); err != nil {
 		return errors.Join(err, stop())
 	}
-	b := &budgets{m: m, store: opts.Runs, tenant: api.Name(), k: api.Kernel}
+	b := &budgets{m: m, tenant: api.Name(), k: api.Kernel}
 	return c.Provide(contracts.BudgetKey, contracts.Budgets(b))
 }
 

@@ -23,20 +23,16 @@ const MaxMemoryRuns = 4096
 // budgets is the value of contracts.BudgetKey.
 type budgets struct {
 	m      *Meter
-	store  ledger.Store // nil: in memory, rotated
-	tenant string       // the ledger's tenant key: the kernel's name
+	tenant string // the ledger's tenant key: the kernel's name
 	k      *kernel.Kernel
 
 	mu     sync.Mutex
-	memory *ledger.MemoryStore
+	memory *ledger.MemoryStore // the runs, replaced every MaxMemoryRuns claims
 	claims int
 }
 
 // ledger returns the ledger to claim the next run in.
 func (b *budgets) ledger() *ledger.Ledger {
-	if b.store != nil {
-		return ledger.New(b.store)
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.memory == nil || b.claims >= MaxMemoryRuns {
@@ -48,14 +44,8 @@ func (b *budgets) ledger() *ledger.Ledger {
 
 var _ contracts.Budgets = (*budgets)(nil)
 
-// Check returns a *contracts.BudgetHalt when the user or the tenant
-// reached a limit.
-func (b *budgets) Check(ctx context.Context, user string) error {
-	c := chainOf("", user)
-	return b.m.check(ctx, &c, "", dimensions)
-}
-
-// checkWork is Check over the limits that stop w.
+// checkWork returns a *contracts.BudgetHalt when w's user or the tenant
+// reached a limit that stops w.
 func (b *budgets) checkWork(ctx context.Context, w contracts.Work) error {
 	dims := dimensions
 	if w.Model {
@@ -77,10 +67,10 @@ func (b *budgets) Begin(ctx context.Context, w contracts.Work) (contracts.Budget
 	if err := b.checkWork(ctx, w); err != nil {
 		return nil, b.halted(ctx, w, err)
 	}
-	ceiling := b.ceiling(w.User)
+	ceiling, period := b.m.moneyLeft(w.User)
 	if ceiling <= 0 {
 		return nil, b.halted(ctx, w, &contracts.BudgetHalt{Reason: string(ledger.ReasonCostCeilingReached),
-			Detail: fmt.Sprintf("no money is left in the %s budget of period %s", b.m.cfg.currency(), b.m.Report().Period)})
+			Detail: fmt.Sprintf("no money is left in the %s budget of period %s", b.m.cfg.currency(), period)})
 	}
 	steps := make([]ledger.Step, w.Steps)
 	for i := range steps {
@@ -97,20 +87,6 @@ func (b *budgets) Begin(ctx context.Context, w contracts.Work) (contracts.Budget
 		return nil, fmt.Errorf("budget: work %s of %s already has a run", w.ID, w.Agent)
 	}
 	return &run{b: b, l: l, w: w, id: runID}, nil
-}
-
-// ceiling is the least money the user and the tenant have left, or
-// unlimitedCeiling when neither has a cost limit.
-func (b *budgets) ceiling(user string) int64 {
-	r := b.m.Report()
-	left := int64(unlimitedCeiling)
-	if l := r.Limits.Tenant.CostMinor; l > 0 {
-		left = min(left, l-r.Tenant.CostMinor)
-	}
-	if l := r.Limits.User.CostMinor; l > 0 && user != "" {
-		left = min(left, l-r.Users[user].CostMinor)
-	}
-	return left
 }
 
 // halted records EventHalted for err when it is a budget halt, and
