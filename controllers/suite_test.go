@@ -157,10 +157,14 @@ func (w *world) start() {
 	w.eventually("the admission webhooks answer", webhookAnswers)
 }
 
-// webhookAnswers completes a TLS handshake with the webhook server the
-// API server calls: a write right after start must not race the
-// server's start (the API server then fails it: "http2: client conn
-// could not be established").
+// webhookAnswers completes a TLS handshake with the webhook server and
+// then a dry-run write through the API server for each kind the
+// webhooks admit: a write right after start must not race the server's
+// start, nor meet a connection the API server dialed to the previous
+// world's server as it shut down (it then fails the write: "failed
+// calling webhook ... http2: client conn could not be established").
+// A write the webhook or the schema refuses still shows the webhook
+// answered.
 func webhookAnswers() error {
 	wh := env.WebhookInstallOptions
 	roots := x509.NewCertPool()
@@ -171,7 +175,17 @@ func webhookAnswers() error {
 	if err != nil {
 		return err
 	}
-	return conn.Close()
+	if err := conn.Close(); err != nil {
+		return err
+	}
+	probe := metav1.ObjectMeta{Name: "webhook-probe", Namespace: "default"}
+	for _, obj := range []client.Object{&smsv1.Plugin{ObjectMeta: probe}, &smsv1.Approval{ObjectMeta: probe}} {
+		err := env.Client.Create(context.Background(), obj, client.DryRunAll)
+		if err != nil && strings.Contains(err.Error(), "failed calling webhook") {
+			return err
+		}
+	}
+	return nil
 }
 
 // restart stops the operator and its kernels and starts new ones on the
