@@ -113,10 +113,11 @@ func testBridgeFlood(t *testing.T, executor string) {
 		t.Fatalf("verdict = %s, want rejected for exceeding the bridge budget or the deadline", v.text)
 	}
 	// Garbage the rejected plugins left goes back to the system over a
-	// few seconds (the Go scavenger); what must not happen is memory that
-	// stays: a kernel still 256 MiB larger after 5 s.
+	// few seconds (the Go scavenger, slower on a machine busy with other
+	// tests); what must not happen is memory that stays: a kernel still
+	// 256 MiB larger after 20 s.
 	after := rss(t, h.app.cmd.Process.Pid)
-	for deadline := time.Now().Add(5 * time.Second); after > before+256<<20 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(20 * time.Second); after > before+256<<20 && time.Now().Before(deadline); {
 		time.Sleep(250 * time.Millisecond)
 		after = rss(t, h.app.cmd.Process.Pid)
 	}
