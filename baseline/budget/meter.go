@@ -90,6 +90,7 @@ type Meter struct {
 	used   map[scope]contracts.Usage // use in period, stored and not
 	dirty  map[string]map[scope]contracts.Usage
 	nanos  map[scope]time.Duration // wall time under a millisecond, not yet counted
+	held   map[scope]int64         // money the steps runs handed out estimate, until recorded; of no period
 	warned map[string]bool         // period|scope|limit: EventExceeded recorded
 	k      *kernel.Kernel          // set by the plugin's activation
 	loaded map[string]bool         // periods read from the database
@@ -103,7 +104,7 @@ func NewMeter(cfg Config, now func() time.Time) *Meter {
 		now = time.Now
 	}
 	return &Meter{cfg: cfg, now: now, used: map[scope]contracts.Usage{}, dirty: map[string]map[scope]contracts.Usage{},
-		nanos: map[scope]time.Duration{}, warned: map[string]bool{}, loaded: map[string]bool{}}
+		nanos: map[scope]time.Duration{}, held: map[scope]int64{}, warned: map[string]bool{}, loaded: map[string]bool{}}
 }
 
 var _ kernel.Meter = (*Meter)(nil)
@@ -138,17 +139,6 @@ func (m *Meter) Spent(ctx context.Context, p kernel.Payer, use kernel.Use) {
 		wall := m.nanos[s] + use.Wall
 		m.nanos[s] = wall % time.Millisecond
 		m.chargeLocked(s, contracts.Usage{WallMillis: int64(wall / time.Millisecond), Rows: use.Rows})
-	}
-}
-
-// charge counts u against the user and the tenant.
-func (m *Meter) charge(user string, u contracts.Usage) {
-	c := chainOf("", user)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.roll()
-	for _, s := range c.all() {
-		m.chargeLocked(s, u)
 	}
 }
 

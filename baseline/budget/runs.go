@@ -107,27 +107,38 @@ type run struct {
 	l     *ledger.Ledger
 	w     contracts.Work
 	id    string
-	index int // the step Next handed out
+	index int   // the step Next handed out
+	held  int64 // the estimate Next held for it, until Record or Finish
 }
 
 // Next hands out the next step, unless a limit the ledger does not hold
-// (tokens, wall time, rows) or the ledger's ceiling stops the work.
+// (tokens, wall time, rows), the money other runs' steps hold, or the
+// ledger's ceiling stops the work.
 func (r *run) Next(ctx context.Context) error {
-	if err := r.b.checkWork(ctx, r.w); err != nil {
+	r.letGo()
+	err := r.b.checkWork(ctx, r.w)
+	reason := ledger.ReasonLimitReached
+	if err == nil {
+		err, reason = r.b.m.hold(r.w.User, r.b.m.cfg.StepEstimateMinor), ledger.ReasonCostCeilingReached
+	}
+	if err != nil {
 		var h *contracts.BudgetHalt
 		if errors.As(err, &h) {
-			_, herr := r.l.Halt(ctx, r.id, ledger.ReasonLimitReached, h.Detail)
+			_, herr := r.l.Halt(ctx, r.id, reason, h.Detail)
 			if herr != nil && !errors.Is(herr, ledger.ErrRunFinished) { // a run that ended halts all the same
 				return fmt.Errorf("budget: %w", herr)
 			}
 		}
 		return r.b.halted(ctx, r.w, err)
 	}
+	r.held = r.b.m.cfg.StepEstimateMinor
 	next, err := r.l.NextStep(ctx, r.id, ledger.Declaration{})
 	if err != nil {
+		r.letGo()
 		return fmt.Errorf("budget: %w", err)
 	}
 	if next.Done {
+		r.letGo()
 		h := &contracts.BudgetHalt{Reason: string(next.Reason), Detail: next.Detail}
 		if next.Status == ledger.StatusSucceeded {
 			h = &contracts.BudgetHalt{Reason: "steps_used", Detail: fmt.Sprintf("the work used all %d steps its run allows", r.w.Steps)}
@@ -147,15 +158,25 @@ func (r *run) Record(ctx context.Context, s contracts.StepUse) error {
 		o.FailureReason = failure(s)
 	}
 	tokens := clampTokens(s.Tokens.InputTokens) + clampTokens(s.Tokens.OutputTokens)
-	r.b.m.charge(r.w.User, contracts.Usage{Tokens: tokens, CostMinor: cost})
+	r.b.m.settle(r.w.User, r.held, contracts.Usage{Tokens: tokens, CostMinor: cost})
+	r.held = 0
 	if _, err := r.l.RecordStep(ctx, r.id, r.index, o); err != nil {
 		return fmt.Errorf("budget: %w", err)
 	}
 	return nil
 }
 
+// letGo lets go of the money held for a step that will not be recorded.
+func (r *run) letGo() {
+	if r.held > 0 {
+		r.b.m.settle(r.w.User, r.held, contracts.Usage{})
+		r.held = 0
+	}
+}
+
 // Finish ends the run when the work ended before its last step.
 func (r *run) Finish(ctx context.Context) error {
+	r.letGo()
 	if _, err := r.l.Finish(ctx, r.id); err != nil && !errors.Is(err, ledger.ErrRunFinished) {
 		return fmt.Errorf("budget: %w", err)
 	}

@@ -75,8 +75,8 @@ func (s *service) turn(ctx context.Context, id, text string, emit func(Event) bo
 	ctx = contracts.WithConversation(ctx, id) // a CLI driver keeps one session per conversation
 	start := withUserText(sess.history, text)
 	msgs, reply, err := s.steps(ctx, start, budget, emit)
-	if err != nil {
-		return Reply{}, err
+	if err != nil { // the run ends: what its step held comes back to the user
+		return Reply{}, errors.Join(err, budget.finish(context.WithoutCancel(ctx)))
 	}
 	if h := budget.halted; h != nil {
 		reply.Halt = h
