@@ -95,3 +95,33 @@ func (k *Kernel) spent(ctx context.Context, p Payer, start time.Time) {
 		k.meter.Spent(ctx, p, Use{Wall: time.Since(start)})
 	}
 }
+
+// ActFor starts work a service does on agent plugin id's behalf without
+// calling its code: an action the plugin declared, such as an
+// automation's write. The Meter admits it as one of the plugin's calls
+// (a refusal is CodeBudget), and the rows services write under the
+// returned context count against the plugin and who asked for it
+// (Spend); done reports the work's wall time, which includes any agent
+// code it calls. For a system plugin, or a kernel without a Meter, ctx
+// comes back as it is and done does nothing.
+func (k *Kernel) ActFor(ctx context.Context, id string) (_ context.Context, done func(), _ error) {
+	k.reg.RLock()
+	f := k.fibers[id]
+	var p Payer
+	agent := f != nil && f.trust == TrustAgent
+	if agent {
+		p = Payer{Plugin: f.id, RequestedBy: f.requestedBy}
+	}
+	k.reg.RUnlock()
+	if f == nil {
+		return ctx, func() {}, k.errf(CodeNotFound, "act", id, "no such plugin")
+	}
+	if !agent || k.meter == nil {
+		return ctx, func() {}, nil
+	}
+	if err := k.admit(ctx, "act", p); err != nil {
+		return ctx, func() {}, err
+	}
+	start, outside := time.Now(), withPayer(ctx, Payer{}) // not inside a call that pays for it: the work runs on its own
+	return withPayer(ctx, p), func() { k.spent(outside, p, start) }, nil
+}

@@ -122,3 +122,40 @@ func TestMeterAdmitsAndAccounts(t *testing.T) {
 		t.Errorf("agent.a's code ran %d times, want 1: the refused call must not reach it", *n.(*int))
 	}
 }
+
+// A service acting for an agent plugin without calling its code (ActFor)
+// has the work admitted as one of the plugin's calls, and the rows it
+// writes charged to it; a system plugin's work is not metered, and an
+// unknown plugin is an error. Seen failing with ActFor returning ctx
+// without the payer (no rows charged) and without admit (the refused
+// plugin's work started).
+func TestActForMetersDeclaredWork(t *testing.T) {
+	ctx := context.Background()
+	meter := &fakeMeter{wall: map[string]time.Duration{}, rows: map[string]int64{}, over: map[string]bool{}}
+	exec := kerneltest.NewExecutor()
+	k := kernel.New(kernel.Options{Name: "test", Executor: exec, Meter: meter})
+	mustInstall(t, k, kernel.Plugin{Manifest: kernel.Manifest{ID: "sys.rules", Version: "1"}})
+	mustSettle(t, k)
+	exec.Register("a", func(context.Context, kernel.HostBridge, *kerneltest.Unit) error { return nil })
+	if err := kerneltest.Agent(ctx, k, kernel.Manifest{ID: "agent.a", Version: "1"}, "a"); err != nil {
+		t.Fatal(err)
+	}
+	actx, done, err := k.ActFor(ctx, "agent.a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Spend(actx, kernel.Use{Rows: 2})
+	done()
+	if kernel.PluginOf(actx) != "agent.a" || meter.rows["agent.a"] != 2 {
+		t.Fatalf("PluginOf = %q, rows %v; want agent.a charged 2", kernel.PluginOf(actx), meter.rows)
+	}
+	sctx, _, err := k.ActFor(ctx, "sys.rules")
+	if err != nil || kernel.PluginOf(sctx) != "" {
+		t.Fatalf("a system plugin's work: %q, %v; want unmetered", kernel.PluginOf(sctx), err)
+	}
+	_, _, err = k.ActFor(ctx, "agent.none")
+	wantCode(t, err, kernel.CodeNotFound)
+	meter.over["agent.a"] = true
+	_, _, err = k.ActFor(ctx, "agent.a")
+	wantCode(t, err, kernel.CodeBudget)
+}

@@ -13,8 +13,10 @@
 // sudo when it says Sudo; an agent plugin's automation acts for the person
 // who asked for the plugin, with that person's rights when it fires (the
 // same rule as an agent plugin's scheduled jobs and hooks), and may never
-// say Sudo. The judge's default policy sends an agent's automation to a
-// human.
+// say Sudo. An agent plugin's run is one of the plugin's calls for its
+// budget (kernel.Kernel.ActFor): admitted by the kernel's Meter, with the
+// rows it writes and its time counted against the plugin and that person.
+// The judge's default policy sends an agent's automation to a human.
 //
 // Bounds: automations per model, the chain depth of automations that
 // trigger automations (and an automation never re-enters itself), records

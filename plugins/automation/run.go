@@ -71,27 +71,37 @@ func watched(c orm.Change, watch []string) []int64 {
 
 // acting is the context a run of l acts with: sudo when it says so, the
 // writer for a system plugin's, the person who asked for an agent
-// plugin's (never sudo).
-func (s *service) acting(ctx context.Context, l *live, writer orm.OpContext) context.Context {
+// plugin's (never sudo), as a call of the agent plugin's that its budget
+// admits and that the rows it writes and its time count against (done
+// reports the time).
+func (s *service) acting(ctx context.Context, l *live, writer orm.OpContext) (_ context.Context, done func(), _ error) {
 	writer.Sudo = false
 	switch {
 	case l.a.Sudo && l.system:
-		return orm.Sudo(orm.WithOp(ctx, writer))
+		return orm.Sudo(orm.WithOp(ctx, writer)), func() {}, nil
 	case l.system:
-		return orm.WithOp(ctx, writer)
+		return orm.WithOp(ctx, writer), func() {}, nil
 	case s.actAs != nil:
 		ctx = s.actAs(ctx, l.plugin)
 	}
-	return orm.WithoutOp(ctx)
+	ctx, done, err := s.api.ActFor(ctx, l.plugin)
+	return orm.WithoutOp(ctx), done, err
 }
 
 // run runs l once on ev's records (narrowed by the filter) and records
 // the outcome.
 func (s *service) run(ctx context.Context, l *live, ev Event, writer orm.OpContext) {
-	ctx, cancel := context.WithTimeout(s.acting(ctx, l, writer), s.timeout)
+	ctx, done, err := s.acting(ctx, l, writer)
+	defer done()
+	if err != nil {
+		l.fail(err, ev.Now)
+		s.logger.Warn("Automation refused", "automation", l.a.Name, "plugin", l.plugin, "error", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	ctx = context.WithValue(ctx, chainKey{}, append(slices.Clone(chainOf(ctx)), l.a.Name))
-	err := s.narrowAndAct(ctx, l, &ev)
+	err = s.narrowAndAct(ctx, l, &ev)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("ran past its limit of %s: %w", s.timeout, err)
 	}

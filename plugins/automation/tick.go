@@ -90,12 +90,10 @@ func (s *service) periodic() []*live {
 
 // periodicRun acts on the records matching the filter.
 func (s *service) periodicRun(ctx context.Context, l *live, now time.Time) error {
-	ctx, cancel := context.WithTimeout(s.acting(ctx, l, orm.OpContext{}), s.timeout)
-	defer cancel()
-	ctx = context.WithValue(ctx, chainKey{}, []string{l.a.Name})
-	ids, err := s.orm.Search(ctx, l.a.Model, l.a.Filter, orm.SearchOptions{Limit: MaxRecords})
-	if err == nil && len(ids) > 0 {
-		err = s.act(ctx, l, Event{Automation: l.a.Name, Model: l.a.Model, Trigger: OnTime, IDs: ids, Now: now})
+	ctx, done, err := s.acting(ctx, l, orm.OpContext{})
+	defer done()
+	if err == nil {
+		err = s.periodicAct(ctx, l, now)
 	}
 	if err != nil {
 		l.fail(err, now)
@@ -107,4 +105,16 @@ func (s *service) periodicRun(ctx context.Context, l *live, now time.Time) error
 	l.st.status.LastError = ""
 	l.st.status.LastRun = &now
 	return nil
+}
+
+// periodicAct runs l's action on the records its filter matches.
+func (s *service) periodicAct(ctx context.Context, l *live, now time.Time) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	ctx = context.WithValue(ctx, chainKey{}, []string{l.a.Name})
+	ids, err := s.orm.Search(ctx, l.a.Model, l.a.Filter, orm.SearchOptions{Limit: MaxRecords})
+	if err == nil && len(ids) > 0 {
+		err = s.act(ctx, l, Event{Automation: l.a.Name, Model: l.a.Model, Trigger: OnTime, IDs: ids, Now: now})
+	}
+	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sms-baseline/sms/baseline"
 	"github.com/sms-baseline/sms/baseline/baselinetest"
+	"github.com/sms-baseline/sms/baseline/budget"
 	"github.com/sms-baseline/sms/contracts"
 	"github.com/sms-baseline/sms/kernel"
 	"github.com/sms-baseline/sms/plugins/adminapi/adminv1"
@@ -75,6 +76,7 @@ type options struct {
 	objects  contracts.ObjectStore
 	orm      orm.Options
 	logger   *slog.Logger
+	budget   budget.Config
 }
 
 // boot starts a kernel with users on, the invoicing app and every service
@@ -86,7 +88,7 @@ func boot(t testing.TB, o options) *env {
 	}
 	e := baselinetest.New(t, baselinetest.Options{Approvals: o.approve, Logger: o.logger, Store: o.store, AdminToken: token, Turns: o.turns,
 		Auth:     &auth.Options{Bootstrap: &auth.Bootstrap{Login: rootLogin, Password: rootPassword}, Hash: baselinetest.FastHash},
-		Services: o.services, ServiceOptions: o.svc, Objects: o.objects, ORM: o.orm,
+		Services: o.services, ServiceOptions: o.svc, Objects: o.objects, ORM: o.orm, Budget: o.budget,
 		Credentials: []smshttp.Credential{{Name: "reader", Token: readToken, Scopes: []smshttp.Scope{smshttp.ScopeRead}}},
 		Plugins:     append([]kernel.Plugin{invoicing(), access()}, o.plugins...)})
 	return &env{Env: e, t: t}
