@@ -102,8 +102,10 @@ func (k *Kernel) spent(ctx context.Context, p Payer, start time.Time) {
 // (a refusal is CodeBudget), and the rows services write under the
 // returned context count against the plugin and who asked for it
 // (Spend); done reports the work's wall time, which includes any agent
-// code it calls. For a system plugin, or a kernel without a Meter, ctx
-// comes back as it is and done does nothing.
+// code it calls, in full: call it for work that runs on its own (a
+// queue, a timer), never inside another agent call. For a system plugin,
+// or a kernel without a Meter, ctx comes back as it is and done does
+// nothing.
 func (k *Kernel) ActFor(ctx context.Context, id string) (_ context.Context, done func(), _ error) {
 	k.reg.RLock()
 	f := k.fibers[id]

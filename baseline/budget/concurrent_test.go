@@ -84,31 +84,67 @@ func TestTurnsAtOnceShareTheCeiling(t *testing.T) {
 	}
 }
 
-// A turn whose stream's reader goes away in the middle of a step ends its
-// run, so what the step held comes back: here the reader leaves at the
-// tool call, and the next turn's model call (100 of the 150 left) runs.
-// Seen failing with the failed turn's run left open (50 left: the next
-// turn halted before its first step).
+// A turn whose stream's reader goes away, or panics, in the middle of a
+// step ends its run, so what the step held comes back: here the reader
+// leaves at the tool call, and the next turn's model call (100 of the
+// 150 left) runs. Seen failing with the failed turn's run left open (50
+// left: the next turn halted before its first step), and, for the panic,
+// with the run ended on the error path only.
 func TestAbandonedTurnLetsGoOfItsStep(t *testing.T) {
-	cfg := onePerToken
-	cfg.Limits.User.CostMinor = 250
-	m := &billing{}
-	env := baselinetest.New(t, baselinetest.Options{Model: m, Budget: cfg})
-	v, err := env.Kernel.GetValue(agentloop.Key)
-	if err != nil {
-		t.Fatal(err)
+	for _, leave := range []string{"break", "panic"} {
+		t.Run(leave, func(t *testing.T) {
+			cfg := onePerToken
+			cfg.Limits.User.CostMinor = 250
+			m := &billing{}
+			env := baselinetest.New(t, baselinetest.Options{Model: m, Budget: cfg})
+			v, err := env.Kernel.GetValue(agentloop.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			abandon(t, v.(agentloop.Service), leave)
+			reply := decode[adminv1.ChatReply](t, env.Call("/api/chat", map[string]string{"session": "t", "text": "list"}))
+			if reply.Halt == nil || m.count() != 2 {
+				t.Fatalf("next turn: %d model calls in all, halt %+v; want its first call made, then a halt", m.count(), reply.Halt)
+			}
+		})
 	}
-	chat := v.(agentloop.Service)
+}
+
+// abandon runs a streamed turn and leaves it at its tool call, by
+// breaking out of the stream or by panicking in its loop.
+func abandon(t *testing.T, chat agentloop.Service, leave string) {
+	defer func() {
+		if p := recover(); p != nil && p != "the reader panics" {
+			panic(p)
+		}
+	}()
 	for ev, err := range chat.ChatStream(context.Background(), "s", "list") {
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ev.Type == agentloop.EventToolCall {
+			if leave == "panic" {
+				panic("the reader panics")
+			}
 			break
 		}
 	}
-	reply := decode[adminv1.ChatReply](t, env.Call("/api/chat", map[string]string{"session": "t", "text": "list"}))
-	if reply.Halt == nil || m.count() != 2 {
-		t.Fatalf("next turn: %d model calls in all, halt %+v; want its first call made, then a halt", m.count(), reply.Halt)
+}
+
+// With no step estimate set, a step still holds a minor unit: turns at
+// once are handed steps only while money is neither spent nor held, so
+// with one unit left one of two turns goes on. Seen failing with a zero
+// estimate holding nothing (both went on).
+func TestZeroEstimateStillShares(t *testing.T) {
+	cfg := onePerToken
+	cfg.StepEstimateMinor = 0
+	cfg.Limits.User.CostMinor = 1
+	env := baselinetest.New(t, baselinetest.Options{Budget: cfg})
+	b, ctx := budgetsOf(t, env), context.Background()
+	if err := turn(t, b, "a", "sam").Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := turn(t, b, "b", "sam").Next(ctx); err == nil {
+		t.Fatal("a second step with the one unit left held was handed out")
 	}
 }

@@ -37,7 +37,8 @@ type Config struct {
 	Prices Prices `json:"prices,omitempty"`
 	// StepEstimateMinor is what one step of agent work (a model call, a
 	// tool call) may cost at most: the ledger hands a step out only while
-	// this much money is left. 0: a step is handed out while any is left.
+	// this much money is left, less what other steps running hold. 0: a
+	// step is handed out while any is left (each holds one minor unit).
 	StepEstimateMinor int64 `json:"stepEstimateMinor,omitempty"`
 	// Limits per tenant, per user and per agent plugin; 0 is no limit.
 	Limits contracts.BudgetLimits `json:"limits,omitempty"`

@@ -14,14 +14,16 @@ import (
 // a step whose estimate, with what was spent and what other steps hold,
 // would cross a limit halts, however many turns run at once.
 
+// holdOf is what a step holds: its estimate, and at least one minor
+// unit, so that with no estimate a step is handed out only while some
+// money is neither spent nor held by another step.
+func holdOf(estimate int64) int64 { return max(estimate, 1) }
+
 // hold holds estimate against user's and the tenant's cost limits for a
 // step about to start. It returns a *contracts.BudgetHalt, holding
 // nothing, when the estimate and the money spent and held would cross a
 // limit.
 func (m *Meter) hold(user string, estimate int64) error {
-	if estimate <= 0 {
-		return nil
-	}
 	c := chainOf("", user)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -54,7 +56,7 @@ func (m *Meter) settle(user string, estimate int64, u contracts.Usage) {
 	defer m.mu.Unlock()
 	m.roll()
 	for _, s := range c.all() {
-		if estimate > 0 && m.limitOf(s).CostMinor > 0 {
+		if m.limitOf(s).CostMinor > 0 {
 			if m.held[s] -= estimate; m.held[s] <= 0 {
 				delete(m.held, s)
 			}

@@ -119,7 +119,7 @@ func (r *run) Next(ctx context.Context) error {
 	err := r.b.checkWork(ctx, r.w)
 	reason := ledger.ReasonLimitReached
 	if err == nil {
-		err, reason = r.b.m.hold(r.w.User, r.b.m.cfg.StepEstimateMinor), ledger.ReasonCostCeilingReached
+		err, reason = r.b.m.hold(r.w.User, holdOf(r.b.m.cfg.StepEstimateMinor)), ledger.ReasonCostCeilingReached
 	}
 	if err != nil {
 		var h *contracts.BudgetHalt
@@ -131,7 +131,7 @@ func (r *run) Next(ctx context.Context) error {
 		}
 		return r.b.halted(ctx, r.w, err)
 	}
-	r.held = r.b.m.cfg.StepEstimateMinor
+	r.held = holdOf(r.b.m.cfg.StepEstimateMinor)
 	next, err := r.l.NextStep(ctx, r.id, ledger.Declaration{})
 	if err != nil {
 		r.letGo()

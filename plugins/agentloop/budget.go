@@ -22,6 +22,7 @@ const maxPlan = 1000
 type budgetRun struct {
 	run    contracts.BudgetRun
 	halted *contracts.BudgetHalt
+	ended  bool // finish ran
 }
 
 // begin claims the turn's run. A user or tenant already over budget gets
@@ -86,11 +87,12 @@ func (r *budgetRun) record(ctx context.Context, s contracts.StepUse) error {
 	return nil
 }
 
-// finish ends a run its turn did not use up.
+// finish ends a run its turn did not use up; a second call does nothing.
 func (r *budgetRun) finish(ctx context.Context) error {
-	if r.run == nil || r.halted != nil {
+	if r.run == nil || r.halted != nil || r.ended {
 		return nil
 	}
+	r.ended = true
 	if err := r.run.Finish(ctx); err != nil {
 		return fmt.Errorf("agentloop: %w", err)
 	}

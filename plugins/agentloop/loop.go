@@ -72,11 +72,14 @@ func (s *service) turn(ctx context.Context, id, text string, emit func(Event) bo
 	if err != nil {
 		return Reply{}, err
 	}
+	// A turn that fails or panics mid-step ends its run, so what the
+	// step holds of its user's money comes back; finish runs once.
+	defer func() { _ = budget.finish(context.WithoutCancel(ctx)) }()
 	ctx = contracts.WithConversation(ctx, id) // a CLI driver keeps one session per conversation
 	start := withUserText(sess.history, text)
 	msgs, reply, err := s.steps(ctx, start, budget, emit)
-	if err != nil { // the run ends: what its step held comes back to the user
-		return Reply{}, errors.Join(err, budget.finish(context.WithoutCancel(ctx)))
+	if err != nil {
+		return Reply{}, err
 	}
 	if h := budget.halted; h != nil {
 		reply.Halt = h
