@@ -90,7 +90,7 @@ type Meter struct {
 	used   map[scope]contracts.Usage // use in period, stored and not
 	dirty  map[string]map[scope]contracts.Usage
 	nanos  map[scope]time.Duration // wall time under a millisecond, not yet counted
-	held   map[scope]int64         // money the steps runs handed out estimate, until recorded; of no period
+	held   map[scope]int64         // money held by steps handed out and not yet recorded (hold.go); of no period
 	warned map[string]bool         // period|scope|limit: EventExceeded recorded
 	k      *kernel.Kernel          // set by the plugin's activation
 	loaded map[string]bool         // periods read from the database

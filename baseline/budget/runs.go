@@ -116,10 +116,11 @@ type run struct {
 // ledger's ceiling stops the work.
 func (r *run) Next(ctx context.Context) error {
 	r.letGo()
+	est := holdOf(r.b.m.cfg.StepEstimateMinor)
 	err := r.b.checkWork(ctx, r.w)
 	reason := ledger.ReasonLimitReached
 	if err == nil {
-		err, reason = r.b.m.hold(r.w.User, holdOf(r.b.m.cfg.StepEstimateMinor)), ledger.ReasonCostCeilingReached
+		err, reason = r.b.m.hold(r.w.User, est), ledger.ReasonCostCeilingReached
 	}
 	if err != nil {
 		var h *contracts.BudgetHalt
@@ -131,7 +132,7 @@ func (r *run) Next(ctx context.Context) error {
 		}
 		return r.b.halted(ctx, r.w, err)
 	}
-	r.held = holdOf(r.b.m.cfg.StepEstimateMinor)
+	r.held = est
 	next, err := r.l.NextStep(ctx, r.id, ledger.Declaration{})
 	if err != nil {
 		r.letGo()
