@@ -148,3 +148,28 @@ func TestZeroEstimateStillShares(t *testing.T) {
 		t.Fatal("a second step with the one unit left held was handed out")
 	}
 }
+
+// Steps hold their estimate against the tenant's cost limit too: with
+// only a tenant limit, a step of one user's turn leaves another user's
+// step no room. Seen failing with hold skipping the tenant's scope (both
+// users' steps were handed out against 150 left).
+func TestStepsHoldTheTenantsMoney(t *testing.T) {
+	cfg := onePerToken
+	cfg.Limits.Tenant.CostMinor = 150
+	env := baselinetest.New(t, baselinetest.Options{Budget: cfg})
+	b, ctx := budgetsOf(t, env), context.Background()
+	sam := turn(t, b, "a", "sam")
+	if err := sam.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var h *contracts.BudgetHalt
+	if err := turn(t, b, "b", "ann").Next(ctx); !errors.As(err, &h) || !strings.Contains(h.Detail, "limit of tenant") {
+		t.Fatalf("ann's step beside sam's = %v, want halted on the tenant's limit", err)
+	}
+	if err := sam.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := turn(t, b, "c", "ann").Next(ctx); err != nil {
+		t.Fatalf("ann's step after sam's turn ended = %v, want handed out", err)
+	}
+}

@@ -252,15 +252,15 @@ func (m *Meter) firstHalt(agent, user, reason string) bool {
 // moneyLeft is the least money user and the tenant have left in the
 // current period, or unlimitedCeiling when neither has a cost limit.
 func (m *Meter) moneyLeft(user string) (int64, string) {
+	c := chainOf("", user)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.roll()
 	left := int64(unlimitedCeiling)
-	if l := m.cfg.Limits.Tenant.CostMinor; l > 0 {
-		left = min(left, l-m.used[tenantScope].CostMinor)
-	}
-	if l := m.cfg.Limits.User.CostMinor; l > 0 && user != "" {
-		left = min(left, l-m.used[scope{kind: "user", name: user}].CostMinor)
+	for _, s := range c.all() {
+		if l := m.limitOf(s).CostMinor; l > 0 {
+			left = min(left, l-m.used[s].CostMinor)
+		}
 	}
 	return left, m.period
 }
